@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export type DeliveryMode = 'mx' | 'relay' | 'capture';
+export type Role = 'all' | 'api' | 'worker';
+
+/** The whole environment of DESIGN.md §3, read once and validated. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  baseUrl: string;
+  trackingHost: string;
+  secret: string;
+  fblSecret: string;
+  delivery: DeliveryMode;
+  smtpRelay: string | undefined;
+  dnsServers: string[] | undefined;
+  mxPort: number;
+  smtpPort: number;
+  webhookAllowPrivate: boolean;
+  bodyLimit: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+function bool(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
+  throw new ConfigError(name, `must be true or false, got "${env[name]}"`);
+}
+
+function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const raw = env[name] || fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/** A secret from the environment, else generated once and kept in the data dir. */
+function persistentSecret(env: Env, name: string, dataDir: string, file: string, prefix = ''): string {
+  const raw = env[name];
+  if (raw !== undefined && raw !== '') {
+    if (raw.length < 16) throw new ConfigError(name, 'must be at least 16 characters');
+    return raw;
+  }
+  const path = join(dataDir, file);
+  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = prefix + randomBytes(32).toString('base64url');
+  writeFileSync(path, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+function dnsServers(env: Env): string[] | undefined {
+  const raw = env.POSTLINE_DNS_SERVERS;
+  if (!raw) return undefined;
+  const servers = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const s of servers) {
+    if (!/^(\[[0-9a-fA-F:.]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/.test(s)) {
+      throw new ConfigError('POSTLINE_DNS_SERVERS', `"${s}" is not an IP address with an optional port`);
+    }
+  }
+  return servers;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const dataDir = resolve(env.POSTLINE_DATA_DIR || './data');
+  const baseUrl = url(env, 'POSTLINE_BASE_URL', `http://localhost:${port}`, ['http:', 'https:']);
+  const delivery = (env.POSTLINE_DELIVERY || 'mx') as DeliveryMode;
+  if (!['mx', 'relay', 'capture'].includes(delivery)) {
+    throw new ConfigError('POSTLINE_DELIVERY', `must be mx, relay or capture, got "${delivery}"`);
+  }
+  const smtpRelay = env.POSTLINE_SMTP_RELAY ? url(env, 'POSTLINE_SMTP_RELAY', '', ['smtp:', 'smtps:']) : undefined;
+  if (delivery === 'relay' && !smtpRelay) {
+    throw new ConfigError('POSTLINE_SMTP_RELAY', 'is required when POSTLINE_DELIVERY=relay');
+  }
+  const databaseUrl = env.DATABASE_URL ? url(env, 'DATABASE_URL', '', ['postgres:', 'postgresql:']) : undefined;
+  const trackingHost = env.POSTLINE_TRACKING_HOST || new URL(baseUrl).hostname;
+  if (!/^[a-zA-Z0-9.-]+$/.test(trackingHost)) {
+    throw new ConfigError('POSTLINE_TRACKING_HOST', `must be a host name, got "${trackingHost}"`);
+  }
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    dataDir,
+    databaseUrl,
+    baseUrl,
+    trackingHost: trackingHost.toLowerCase(),
+    secret: persistentSecret(env, 'POSTLINE_SECRET', dataDir, 'secret'),
+    fblSecret: persistentSecret(env, 'POSTLINE_FBL_SECRET', dataDir, 'fbl-secret', 'fbl_'),
+    delivery,
+    smtpRelay,
+    dnsServers: dnsServers(env),
+    mxPort: int(env, 'POSTLINE_MX_PORT', 25, 1, 65535),
+    smtpPort: int(env, 'POSTLINE_SMTP_PORT', 2525, 0, 65535),
+    webhookAllowPrivate: bool(env, 'POSTLINE_WEBHOOK_ALLOW_PRIVATE'),
+    bodyLimit: int(env, 'POSTLINE_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

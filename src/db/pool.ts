@@ -1,0 +1,31 @@
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything that can run a query: the pool or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+// Return BIGINT (count(*), sums) as JS numbers: our counts stay far below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export function createPool(url: string, max = 20): Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => {}); // idle-client errors surface on the next query instead
+  return pool;
+}
+
+/** Runs `fn` in a transaction; commits on success, rolls back on any error. */
+export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
