@@ -98,16 +98,23 @@ export async function startEmbedded(
   const pgDir = join(dataDir, 'pg');
   const { password } = authFile(dataDir);
 
+  const ownerFile = join(dataDir, 'pg-owner.pid');
+  const claimOwnership = () => writeFileSync(ownerFile, String(process.pid));
   const running = readPostmaster(pgDir);
   if (running && running !== 'stale') {
-    log(`reusing PostgreSQL already running on port ${running.port} (pid ${running.pid})`);
-    const adopted = opts.adoptRunning === true;
+    // Another live `postline start` owns it (e.g. the api role beside a worker role): share
+    // it. If its owner died (kill -9, OOM), the server role adopts the orphan.
+    const owner = existsSync(ownerFile) ? Number(readFileSync(ownerFile, 'utf8')) : 0;
+    const adopted = opts.adoptRunning === true && !(owner > 0 && owner !== process.pid && isAlive(owner));
+    log(`reusing PostgreSQL already running on port ${running.port} (pid ${running.pid})${adopted ? ', adopted from a process that died' : ''}`);
+    if (adopted) claimOwnership();
     return {
       url: urlFor(password, running.port),
       async stop() {
         if (!adopted) return;
         process.kill(running.pid, 'SIGINT');
         await waitForExit(running.pid, 15_000);
+        rmSync(ownerFile, { force: true });
       },
     };
   }
@@ -141,6 +148,13 @@ export async function startEmbedded(
     await pg.initialise();
   }
   await pg.start();
+  if (opts.adoptRunning) claimOwnership();
   log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
-  return { url: urlFor(password, port), stop: () => pg.stop() };
+  return {
+    url: urlFor(password, port),
+    async stop() {
+      await pg.stop();
+      rmSync(ownerFile, { force: true });
+    },
+  };
 }

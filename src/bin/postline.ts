@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+import { Command, Option } from 'commander';
+import { registerAccountCommands } from '../cli/accounts.js';
+import { reportCliError, withDatabase, output } from '../cli/context.js';
+import { loadConfig, type Role } from '../config.js';
+import { startServer } from '../server.js';
+
+const program = new Command('postline').description('Postline: self-hosted email sending platform').showHelpAfterError();
+
+program
+  .command('start')
+  .description('Run the service (API, workers, or both) on the configured database')
+  .addOption(new Option('--role <role>', 'which part to run').choices(['all', 'api', 'worker']).default('all'))
+  .action(async (o: { role: Role }) => startServer(loadConfig(), o.role));
+
+program
+  .command('migrate')
+  .description('Apply pending database migrations and exit')
+  .option('--json', 'print JSON')
+  .action(async (o: { json?: boolean }) => {
+    await withDatabase(async () => {}); // opening the database migrates it
+    output(o.json, { migrated: true }, () => 'database is up to date');
+  });
+
+registerAccountCommands(program);
+
+program.parseAsync(process.argv).catch(reportCliError);

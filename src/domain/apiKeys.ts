@@ -1,0 +1,113 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Queryable } from '../db/pool.js';
+import {
+  authenticateAndCount, insertApiKey, listApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow,
+} from '../db/queries/apiKeys.js';
+import { AppError, notFound } from '../errors.js';
+import { newId } from '../ids.js';
+import { requireAccount } from './accounts.js';
+
+export type KeyMode = 'live' | 'test';
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  mode: KeyMode;
+  name: string | null;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** What a request knows once its key is accepted. */
+export interface AuthContext {
+  accountId: string;
+  accountName: string;
+  monthlyQuota: number | null;
+  keyId: string;
+  mode: KeyMode;
+  prefix: string;
+  /** Requests counted in the current rate-limit window, this one included. */
+  windowCount: number;
+}
+
+export const RATE_LIMITS: Record<KeyMode, number> = { live: 600, test: 120 };
+export const RATE_WINDOW_MS = 60_000;
+
+const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{43,}$/;
+
+export function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+function toApiKey(r: ApiKeyRow): ApiKey {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    mode: r.mode,
+    name: r.name,
+    prefix: r.prefix,
+    createdAt: r.created_at.toISOString(),
+    lastUsedAt: r.last_used_at?.toISOString() ?? null,
+    revokedAt: r.revoked_at?.toISOString() ?? null,
+  };
+}
+
+/** Creates a key; the full secret is returned here and never again (only its hash is kept). */
+export async function createApiKey(
+  db: Queryable,
+  input: { accountId: string; mode: KeyMode; name?: string | null },
+): Promise<ApiKey & { key: string }> {
+  await requireAccount(db, input.accountId);
+  const key = `sk_${input.mode}_${randomBytes(32).toString('base64url')}`;
+  const prefix = key.slice(0, 'sk_live_'.length + 6);
+  const row = await insertApiKey(db, {
+    id: newId('key'),
+    accountId: input.accountId,
+    mode: input.mode,
+    name: input.name ?? null,
+    prefix,
+    hash: hashKey(key),
+  });
+  return { ...toApiKey(row), key };
+}
+
+export async function keysOfAccount(db: Queryable, accountId: string): Promise<ApiKey[]> {
+  await requireAccount(db, accountId);
+  return (await listApiKeys(db, accountId)).map(toApiKey);
+}
+
+export async function revokeKey(db: Queryable, keyId: string, at: Date): Promise<ApiKey> {
+  const row = await revokeApiKey(db, keyId, at);
+  if (!row) throw notFound(`key ${keyId}`);
+  return toApiKey(row);
+}
+
+export function rateWindowStart(now: Date): Date {
+  return new Date(Math.floor(now.getTime() / RATE_WINDOW_MS) * RATE_WINDOW_MS);
+}
+
+/**
+ * Resolves a presented key to its account and counts the request against the rate limit.
+ * A malformed key is rejected before any query; an unknown or revoked key is indistinguishable
+ * from a wrong one (lookup is by hash, so no timing signal about which keys exist).
+ */
+export async function authenticate(db: Queryable, presented: string | undefined, now: Date): Promise<AuthContext> {
+  if (!presented) throw new AppError('unauthorized', 'Missing API key: send Authorization: Bearer <key> or X-Api-Key: <key>');
+  if (!KEY_PATTERN.test(presented)) throw new AppError('unauthorized', 'Malformed API key');
+  const row = await authenticateAndCount(db, hashKey(presented), rateWindowStart(now));
+  if (!row) throw new AppError('unauthorized', 'Unknown or revoked API key');
+  if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() > 60_000) {
+    touchApiKey(db, row.key_id, now).catch(() => {}); // best effort; never fails a request
+  }
+  return {
+    accountId: row.account_id,
+    accountName: row.account_name,
+    monthlyQuota: row.monthly_quota,
+    keyId: row.key_id,
+    mode: row.mode,
+    prefix: row.prefix,
+    windowCount: row.window_count,
+  };
+}

@@ -1,0 +1,45 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { COMMON_ERROR_RESPONSES, Problem } from './problem.js';
+
+/**
+ * The OpenAPI 3.1 document is generated from the route schemas, so it cannot drift from the
+ * code. Every /api/v1 route gets the bearer/api-key security schemes and the common problem
+ * responses added here rather than repeated in each route.
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  app.addSchema(Problem);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Postline API',
+        version: '1.0.0',
+        description: 'Self-hosted email sending platform. Errors are RFC 9457 problem documents with a stable `code` (see /docs and docs/errors.md).',
+      },
+      servers: [{ url: app.deps.config.baseUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer sk_live_… or sk_test_…' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    transform: ({ schema, url, route }) => {
+      const s = { ...(schema ?? {}) } as Record<string, unknown>;
+      if (url.startsWith('/api/v1') && !route.config?.public) {
+        s.security = [{ bearer: [] }, { apiKey: [] }];
+        const response = { ...((s.response as Record<string, unknown>) ?? {}) };
+        for (const [status, { description }] of Object.entries(COMMON_ERROR_RESPONSES)) {
+          if (!response[status]) response[status] = { description, content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } };
+        }
+        s.response = response;
+      }
+      return { schema: s as never, url };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  app.get('/api/v1/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+}

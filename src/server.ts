@@ -1,0 +1,46 @@
+import pino from 'pino';
+import { bootstrapDefaultAccount } from './bootstrap.js';
+import { systemClock } from './clock.js';
+import type { Config, Role } from './config.js';
+import { openDatabase } from './db/open.js';
+import { buildApp } from './http/app.js';
+import { startWorkers } from './workers/index.js';
+
+/**
+ * `postline start`: opens the database (embedded unless DATABASE_URL), migrates, and runs
+ * the API, the workers, or both. SIGINT/SIGTERM close the listener, let the workers finish
+ * their current step, then stop the embedded PostgreSQL, so no postgres process is left.
+ */
+export async function startServer(config: Config, role: Role): Promise<void> {
+  const log = pino({ level: config.logLevel, redact: ['*.key', '*.password', '*.secret'] });
+  const db = await openDatabase(config, { owner: true, log: (m) => log.info(m) });
+  const clock = systemClock;
+  const banner = await bootstrapDefaultAccount(db.pool, config);
+  if (banner) process.stdout.write(banner + '\n');
+
+  const app = role === 'worker' ? null : await buildApp({ config, pool: db.pool, clock });
+  if (app) {
+    await app.listen({ port: config.port, host: config.host });
+  }
+  const workers = role === 'api' ? null : await startWorkers({ config, pool: db.pool, clock, log });
+  log.info({ role, port: app ? config.port : undefined }, 'postline started');
+  process.stdout.write(`postline ready (role ${role})${app ? ` on ${config.baseUrl}` : ''}\n`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 30_000);
+    force.unref();
+    try {
+      await app?.close();
+      await workers?.stop();
+      await db.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}

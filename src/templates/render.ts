@@ -1,0 +1,105 @@
+/**
+ * Template AST + variables → string. A plain recursive walk pushing strings into one array;
+ * values are only ever output, never parsed, so a value like `{{x}}` stays literal.
+ */
+import type { RenderContext, Template, TemplateNode, TemplateVariables } from './ast.js';
+import { escapeHtml } from './escape.js';
+
+/**
+ * One enclosing loop. Frames form a chain from the innermost loop outwards; lookups walk it,
+ * so inner loop variables shadow outer ones and the root variables come last.
+ */
+interface Frame {
+  readonly name: string;
+  value: unknown;
+  /** 0-based position of the current item; exposed to templates as 1-based `loop.index`. */
+  index: number;
+  readonly parent: Frame | null;
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+export function renderTemplate(template: Template, variables: TemplateVariables, context: RenderContext): string {
+  const out: string[] = [];
+  renderNodes(template.nodes, variables, null, context === 'html', out);
+  const result = out.join('');
+  return context === 'subject' ? foldLineBreaks(result) : result;
+}
+
+function renderNodes(
+  nodes: readonly TemplateNode[],
+  root: TemplateVariables,
+  frame: Frame | null,
+  html: boolean,
+  out: string[],
+): void {
+  for (const node of nodes) {
+    switch (node.kind) {
+      case 'text':
+        out.push(node.value);
+        break;
+      case 'variable': {
+        const text = printable(lookup(root, frame, node.head, node.rest));
+        // The fallback is the author's own text, like the text around the tag: not escaped.
+        if (text === '') out.push(node.fallback ?? '');
+        else out.push(html ? escapeHtml(text) : text);
+        break;
+      }
+      case 'loop': {
+        const items = lookup(root, frame, node.head, node.rest);
+        if (!Array.isArray(items) || items.length === 0) break;
+        // One frame per loop, updated per item: nothing renders asynchronously or keeps it.
+        const inner: Frame = { name: node.variable, value: undefined, index: 0, parent: frame };
+        for (let i = 0; i < items.length; i++) {
+          inner.value = items[i];
+          inner.index = i;
+          renderNodes(node.body, root, inner, html, out);
+        }
+        break;
+      }
+    }
+  }
+}
+
+/**
+ * Resolves a path: loop variables (innermost first), then `loop` for the innermost loop's
+ * metadata, then the root variables. Only own properties are followed, so `constructor` or
+ * `__proto__` never reach into prototypes.
+ */
+function lookup(root: TemplateVariables, frame: Frame | null, head: string, rest: readonly string[]): unknown {
+  let value: unknown;
+  let f = frame;
+  while (f !== null && f.name !== head) f = f.parent;
+  if (f !== null) value = f.value;
+  else if (head === 'loop' && frame !== null) value = { index: frame.index + 1 };
+  else if (hasOwn.call(root, head)) value = root[head];
+  else return undefined;
+  for (const key of rest) {
+    if (value === null || typeof value !== 'object' || !hasOwn.call(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * What a value prints as. Strings as is; numbers, bigints and booleans as String() gives them;
+ * everything else (null, undefined, objects, arrays, functions) prints nothing, which is also
+ * what triggers a fallback.
+ */
+function printable(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return String(value);
+    default:
+      return '';
+  }
+}
+
+/** A subject is a header: each CRLF, CR or LF becomes one space (no header injection). */
+function foldLineBreaks(text: string): string {
+  return text.replace(/\r\n|\r|\n/g, ' ');
+}
