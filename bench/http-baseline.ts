@@ -13,11 +13,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../dist/config.js';
-import { freePort } from '../dist/db/embedded.js';
-import { openDatabase } from '../dist/db/open.js';
-import { createAccount } from '../dist/domain/accounts.js';
-import { createApiKey } from '../dist/domain/apiKeys.js';
+import { loadConfig } from '../src/config.js';
+import { freePort } from '../src/db/embedded.js';
+import { openDatabase } from '../src/db/open.js';
+import { createAccount } from '../src/domain/accounts.js';
+import { createApiKey } from '../src/domain/apiKeys.js';
 
 const { values } = parseArgs({ options: { connections: { type: 'string', default: '50' }, duration: { type: 'string', default: '10' } } });
 const dataDir = mkdtempSync(join(tmpdir(), 'postline-bench-'));
@@ -50,7 +50,7 @@ const result = await autocannon({
   url: `http://127.0.0.1:${port}/api/v1/me`,
   connections,
   duration,
-  requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: { authorization: `Bearer ${keys[next++ % keys.length]}` } }) }],
+  requests: [{ setupRequest: (req) => ({ ...req, headers: { authorization: `Bearer ${keys[next++ % keys.length]}` } }) }],
 });
 process.stdout.write(
   [

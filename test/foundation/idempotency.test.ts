@@ -11,9 +11,10 @@ const { app, pool } = await bootApp({
     // A test-only POST whose handler counts its runs and is slow enough to overlap.
     app.post('/api/v1/_things', { schema: { body: Type.Object({ name: Type.String() }) } }, async (request, reply) => {
       calls++;
+      const { name } = request.body as { name: string };
       await new Promise((r) => setTimeout(r, 50));
-      if (request.body.name === 'explode') throw new Error('boom');
-      return reply.code(201).send({ n: calls, name: request.body.name });
+      if (name === 'explode') throw new Error('boom');
+      return reply.code(201).send({ n: calls, name });
     });
   },
 });
