@@ -1,0 +1,197 @@
+/**
+ * Builds the raw RFC 5322 message once, with nodemailer's MailComposer. The bytes returned
+ * here are what gets signed and sent; nothing parses them again.
+ *
+ * Header safety: every value that ends up in a header (subject, display names, addresses,
+ * custom header names and values, attachment filenames and types, unsubscribe URLs) is
+ * checked for CR/LF and other control characters and refused with a ComposeError
+ * (`validation_failed`, 422 at the API) rather than cleaned: a header injection never
+ * passes, and the caller learns which field was wrong.
+ */
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { convert } from 'html-to-text';
+import { AppError } from '../errors.js';
+
+export type Mailbox = string | { email: string; name?: string };
+
+export interface ComposeAttachment {
+  filename: string;
+  content: Buffer;
+  contentType?: string;
+}
+
+export interface ComposeInput {
+  from: { email: string; name?: string };
+  to: Mailbox | Mailbox[];
+  cc?: Mailbox | Mailbox[];
+  replyTo?: Mailbox | Mailbox[];
+  subject: string;
+  html?: string;
+  text?: string;
+  /** Custom headers. Names: RFC 5322 field-name characters; RESERVED_HEADERS are refused. */
+  headers?: Record<string, string>;
+  attachments?: ComposeAttachment[];
+  /** `msg_…@sending-domain`, angle brackets optional. */
+  messageId: string;
+  /** Date header; pass the clock's now. */
+  date: Date;
+  /** RFC 2369 + RFC 8058 one-click: emitted as List-Unsubscribe and List-Unsubscribe-Post. */
+  listUnsubscribe?: { url: string; mailto?: string };
+}
+
+export type ComposeErrorReason =
+  | 'header_injection'
+  | 'invalid_header_name'
+  | 'reserved_header'
+  | 'invalid_address'
+  | 'invalid_message_id'
+  | 'missing_body';
+
+/** Invalid input for a message. A validation_failed AppError, so the API answers 422. */
+export class ComposeError extends AppError {
+  constructor(
+    readonly reason: ComposeErrorReason,
+    readonly field: string,
+    message: string,
+  ) {
+    super('validation_failed', `${field}: ${message}`, { errors: [{ field, message }], extra: { reason } });
+    this.name = 'ComposeError';
+  }
+}
+
+/**
+ * Headers a caller may not set through `headers`: the ones the message's structure, its
+ * routing or its authentication depend on. Each has its own field in ComposeInput or is set
+ * by a later stage (DKIM-Signature by the signer; Received/Return-Path by the receiving MTA).
+ * A `*` suffix matches a prefix.
+ */
+export const RESERVED_HEADERS: readonly string[] = [
+  'from', 'sender', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id',
+  'mime-version', 'content-*', 'dkim-signature', 'arc-*', 'authentication-results',
+  'return-path', 'received', 'resent-*', 'list-unsubscribe*',
+];
+
+/** RFC 5322 §2.2: field-name = 1*ftext, ftext = %d33-57 / %d59-126 (printable ASCII minus ':'). */
+const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
+/** CR, LF and the other controls (tab allowed: it is folding whitespace). */
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+/** One plain addr-spec: no display name, no list separators, no brackets, no whitespace. */
+const ADDR_SPEC = /^[^\s@<>,;:"()[\]\\]+@[^\s@<>,;:"()[\]\\]+\.[^\s@<>,;:"()[\]\\]+$/;
+
+export function isReservedHeader(name: string): boolean {
+  const key = name.toLowerCase();
+  return RESERVED_HEADERS.some((r) => (r.endsWith('*') ? key.startsWith(r.slice(0, -1)) : key === r));
+}
+
+function checkValue(field: string, value: string): void {
+  if (CONTROL.test(value)) {
+    throw new ComposeError('header_injection', field, 'must not contain CR, LF or other control characters');
+  }
+}
+
+function checkAddress(field: string, email: string): void {
+  checkValue(field, email);
+  if (!ADDR_SPEC.test(email)) throw new ComposeError('invalid_address', field, `"${email}" is not a single email address`);
+}
+
+function mailboxes(field: string, input: Mailbox | Mailbox[] | undefined): { name: string; address: string }[] | undefined {
+  if (input === undefined) return undefined;
+  return (Array.isArray(input) ? input : [input]).map((m, i) => {
+    const at = Array.isArray(input) ? `${field}[${i}]` : field;
+    const { email, name } = typeof m === 'string' ? { email: m, name: undefined } : m;
+    checkAddress(typeof m === 'string' ? at : `${at}.email`, email);
+    if (name !== undefined) checkValue(`${at}.name`, name);
+    return { name: name ?? '', address: email };
+  });
+}
+
+function customHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const field = `headers.${name}`;
+    if (!FIELD_NAME.test(name)) throw new ComposeError('invalid_header_name', field, 'header names are printable ASCII without ":" or spaces');
+    if (isReservedHeader(name)) throw new ComposeError('reserved_header', field, 'this header is set by Postline and cannot be overridden');
+    checkValue(field, String(value));
+    out[name] = String(value);
+  }
+  return out;
+}
+
+function unsubscribeHeaders(lu: ComposeInput['listUnsubscribe']): Record<string, string> {
+  if (!lu) return {};
+  const targets = [lu.url, ...(lu.mailto ? [lu.mailto] : [])];
+  targets.forEach((t, i) => {
+    const field = i === 0 ? 'listUnsubscribe.url' : 'listUnsubscribe.mailto';
+    checkValue(field, t);
+    if (/[<>\s,]/.test(t)) throw new ComposeError('header_injection', field, 'must not contain "<", ">", "," or spaces');
+  });
+  if (!/^https:\/\//i.test(lu.url) && !/^http:\/\//i.test(lu.url)) {
+    throw new ComposeError('invalid_address', 'listUnsubscribe.url', 'must be an http(s) URL');
+  }
+  const mailto = lu.mailto ? (lu.mailto.startsWith('mailto:') ? lu.mailto : `mailto:${lu.mailto}`) : undefined;
+  return {
+    'List-Unsubscribe': [lu.url, mailto].filter(Boolean).map((u) => `<${u}>`).join(', '),
+    'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+  };
+}
+
+function normalizeMessageId(id: string): string {
+  checkValue('messageId', id);
+  const bare = id.replace(/^<|>$/g, '');
+  if (!/^[^\s<>@]+@[^\s<>@]+$/.test(bare)) throw new ComposeError('invalid_message_id', 'messageId', 'must look like id@domain');
+  return `<${bare}>`;
+}
+
+/** The text part for an html-only message: links kept as "text [url]", images (the pixel) dropped. */
+export function htmlToText(html: string): string {
+  return convert(html, {
+    wordwrap: 78,
+    selectors: [
+      { selector: 'img', format: 'skip' },
+      { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+    ],
+  });
+}
+
+/** Validate everything, then let MailComposer build the MIME tree. Returns the raw message. */
+export async function composeMessage(input: ComposeInput): Promise<Buffer> {
+  checkAddress('from.email', input.from.email);
+  if (input.from.name !== undefined) checkValue('from.name', input.from.name);
+  const to = mailboxes('to', input.to);
+  if (!to || to.length === 0) throw new ComposeError('invalid_address', 'to', 'at least one recipient is required');
+  const cc = mailboxes('cc', input.cc);
+  const replyTo = mailboxes('replyTo', input.replyTo);
+  checkValue('subject', input.subject);
+  if (input.html === undefined && input.text === undefined) {
+    throw new ComposeError('missing_body', 'html', 'either html or text is required');
+  }
+  const attachments = (input.attachments ?? []).map((a, i) => {
+    checkValue(`attachments[${i}].filename`, a.filename);
+    if (a.contentType !== undefined) {
+      checkValue(`attachments[${i}].contentType`, a.contentType);
+      if (!/^[\w.+-]+\/[\w.+-]+$/.test(a.contentType)) {
+        throw new ComposeError('header_injection', `attachments[${i}].contentType`, 'must be a bare type/subtype');
+      }
+    }
+    return { filename: a.filename, content: a.content, contentType: a.contentType };
+  });
+
+  const composer = new MailComposer({
+    from: { name: input.from.name ?? '', address: input.from.email },
+    to,
+    cc,
+    replyTo,
+    subject: input.subject,
+    html: input.html,
+    text: input.text ?? (input.html !== undefined ? htmlToText(input.html) : undefined),
+    headers: { ...customHeaders(input.headers), ...unsubscribeHeaders(input.listUnsubscribe) },
+    attachments,
+    messageId: normalizeMessageId(input.messageId),
+    date: input.date,
+    // The message is built from the values given, never from files or URLs they might name.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    newline: 'win',
+  });
+  return composer.compile().build();
+}

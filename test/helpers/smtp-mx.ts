@@ -1,0 +1,142 @@
+/**
+ * A real SMTP server (smtp-server) on 127.0.0.1, random port, standing in for a recipient's
+ * MX or for a relay. Per-recipient behaviour comes from a rule function; every accepted
+ * message is recorded with the exact bytes received, so tests verify what actually crossed
+ * the wire (DKIM, headers), never what we meant to send.
+ *
+ * Replies are sent verbatim: smtp-server's automatic enhanced codes are off, so a rule's
+ * text carries its own ("5.1.1 User unknown"), as real servers' do.
+ */
+import { SMTPServer } from 'smtp-server';
+import type { SMTPServerSession } from 'smtp-server';
+
+export type MxRule =
+  | 'accept'
+  | 'defer' // 451 4.3.0
+  | 'reject' // 550 5.1.1
+  | { code: number; message: string };
+
+export interface ReceivedMessage {
+  envelope: { from: string; to: string[] };
+  raw: Buffer;
+  /** STARTTLS was used on the connection that carried it. */
+  tls: boolean;
+  /** smtp-server's connection id: equal ids mean one connection carried both. */
+  connectionId: string;
+}
+
+export interface SmtpMxOptions {
+  /** Offer STARTTLS (smtp-server's built-in self-signed localhost certificate). Default true. */
+  starttls?: boolean;
+  /** Decides each RCPT TO. Default: accept everyone. */
+  rule?: (recipient: string, session: SMTPServerSession) => MxRule;
+  /** Decides the greeting; a non-accept answer refuses the connection. Default: accept. */
+  connectRule?: () => MxRule;
+  /** Require AUTH with these credentials (relay tests). Default: no AUTH. */
+  auth?: { user: string; pass: string };
+}
+
+export interface TestSmtpMx {
+  port: number;
+  host: '127.0.0.1';
+  messages: ReceivedMessage[];
+  /** Connections accepted so far (counted at connect, before the greeting). */
+  readonly connectionCount: number;
+  setRule(rule: (recipient: string, session: SMTPServerSession) => MxRule): void;
+  waitForMessages(n: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
+  close(): Promise<void>;
+}
+
+function ruleError(rule: Exclude<MxRule, 'accept'>): Error & { responseCode: number } {
+  const [code, message] =
+    rule === 'defer' ? [451, '4.3.0 Temporary failure, try again later']
+    : rule === 'reject' ? [550, '5.1.1 User unknown']
+    : [rule.code, rule.message];
+  return Object.assign(new Error(message), { responseCode: code });
+}
+
+export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx> {
+  const messages: ReceivedMessage[] = [];
+  const waiters: (() => void)[] = [];
+  let rule = opts.rule ?? (() => 'accept' as MxRule);
+  let connectionCount = 0;
+  const starttls = opts.starttls ?? true;
+
+  const server = new SMTPServer({
+    name: 'mx.test',
+    logger: false,
+    hideENHANCEDSTATUSCODES: true,
+    hideSTARTTLS: !starttls,
+    disabledCommands: [...(starttls ? [] : ['STARTTLS']), ...(opts.auth ? [] : ['AUTH'])],
+    authOptional: !opts.auth,
+    allowInsecureAuth: true,
+    closeTimeout: 500,
+    onConnect(_session, callback) {
+      connectionCount++;
+      const r = opts.connectRule?.() ?? 'accept';
+      callback(r === 'accept' ? null : ruleError(r));
+    },
+    onAuth(auth, _session, callback) {
+      if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) {
+        return callback(null, { user: auth.username });
+      }
+      callback(Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 }));
+    },
+    onRcptTo(address, session, callback) {
+      const r = rule(address.address, session);
+      callback(r === 'accept' ? null : ruleError(r));
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const mailFrom = session.envelope.mailFrom;
+        messages.push({
+          envelope: {
+            from: mailFrom ? mailFrom.address : '',
+            to: session.envelope.rcptTo.map((r) => r.address),
+          },
+          raw: Buffer.concat(chunks),
+          tls: Boolean(session.secure),
+          connectionId: session.id,
+        });
+        waiters.splice(0).forEach((wake) => wake());
+        callback(null);
+      });
+    },
+  });
+  server.on('error', () => {}); // a client dropping mid-session is not a test failure
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as { port: number }).port;
+
+  return {
+    port,
+    host: '127.0.0.1',
+    messages,
+    get connectionCount() {
+      return connectionCount;
+    },
+    setRule(next) {
+      rule = next;
+    },
+    async waitForMessages(n, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      while (messages.length < n) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`expected ${n} messages at the test MX, got ${messages.length}`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      return messages.slice(0, n);
+    },
+    close() {
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

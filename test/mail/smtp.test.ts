@@ -1,0 +1,165 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { SmtpSender, type SmtpEnvelope } from '../../src/mail/smtp.js';
+import { startSmtpMx, type TestSmtpMx } from '../helpers/smtp-mx.js';
+
+const raw = Buffer.from(
+  'From: news@example.com\r\nTo: alice@example.org\r\nSubject: Hi\r\nMessage-ID: <msg_1@example.com>\r\n\r\nHello.\r\n',
+);
+const envelope = (to = 'alice@example.org'): SmtpEnvelope => ({ from: 'bounces+msg_1=abc@bounces.example.com', to });
+
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+async function mx(opts: Parameters<typeof startSmtpMx>[0] = {}): Promise<TestSmtpMx> {
+  const server = await startSmtpMx(opts);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function sender(opts: Partial<ConstructorParameters<typeof SmtpSender>[0]> = {}): SmtpSender {
+  const s = new SmtpSender({ heloName: 'out.postline.test', connectionTimeoutMs: 2000, greetingTimeoutMs: 2000, ...opts });
+  cleanups.push(() => s.close());
+  return s;
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as { port: number };
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+test('smtp: an accepted message is delivered over STARTTLS with the VERP envelope, bytes intact', async () => {
+  const server = await mx();
+  const result = await sender().send({ kind: 'mx', host: 'mx.example.org', address: '127.0.0.1', port: server.port }, envelope(), raw);
+  assert.equal(result.kind, 'delivered');
+  assert.equal(result.mx, 'mx.example.org');
+  assert.match(result.response, /^250/);
+  const [msg] = await server.waitForMessages(1);
+  assert.deepEqual(msg.envelope, { from: 'bounces+msg_1=abc@bounces.example.com', to: ['alice@example.org'] });
+  assert.equal(msg.tls, true);
+  assert.ok(msg.raw.equals(raw), 'the MX received exactly the bytes we sent');
+});
+
+test('smtp: a 451 at RCPT is deferred with its codes', async () => {
+  const server = await mx({ rule: () => 'defer' });
+  const result = await sender().send({ kind: 'mx', host: 'mx.example.org', address: '127.0.0.1', port: server.port }, envelope(), raw);
+  assert.equal(result.kind, 'deferred');
+  assert.ok(result.kind === 'deferred');
+  assert.equal(result.code, 451);
+  assert.equal(result.enhanced, '4.3.0');
+  assert.equal(result.hostFailure, false);
+  assert.equal(server.messages.length, 0);
+});
+
+test('smtp: a 550 at RCPT is a hard bounce that is the recipient’s', async () => {
+  const server = await mx({ rule: () => 'reject' });
+  const result = await sender().send({ kind: 'mx', host: 'mx.example.org', address: '127.0.0.1', port: server.port }, envelope(), raw);
+  assert.ok(result.kind === 'hard_bounce');
+  assert.equal(result.code, 550);
+  assert.equal(result.enhanced, '5.1.1');
+  assert.equal(result.ourFault, false);
+});
+
+test('smtp: a custom 5.7.26 reply is a hard bounce that is ours', async () => {
+  const server = await mx({ rule: () => ({ code: 550, message: '5.7.26 This mail is unauthenticated' }) });
+  const result = await sender().send({ kind: 'mx', host: 'mx.example.org', address: '127.0.0.1', port: server.port }, envelope(), raw);
+  assert.ok(result.kind === 'hard_bounce');
+  assert.equal(result.ourFault, true);
+});
+
+test('smtp: two messages to one host travel over one connection', async () => {
+  const server = await mx();
+  const s = sender();
+  const target = { kind: 'mx' as const, host: 'mx.example.org', address: '127.0.0.1', port: server.port };
+  assert.equal((await s.send(target, envelope('a@example.org'), raw)).kind, 'delivered');
+  assert.equal((await s.send(target, envelope('b@example.org'), raw)).kind, 'delivered');
+  const msgs = await server.waitForMessages(2);
+  assert.equal(server.connectionCount, 1);
+  assert.equal(msgs[0].connectionId, msgs[1].connectionId);
+});
+
+test('smtp: a rejected recipient resets the session and the connection stays in use', async () => {
+  const server = await mx({ rule: (rcpt) => (rcpt.startsWith('nobody') ? 'reject' : 'accept') });
+  const s = sender({ maxConnectionsPerHost: 1 });
+  const target = { kind: 'mx' as const, host: 'mx.example.org', address: '127.0.0.1', port: server.port };
+  assert.equal((await s.send(target, envelope('a@example.org'), raw)).kind, 'delivered');
+  assert.equal((await s.send(target, envelope('nobody@example.org'), raw)).kind, 'hard_bounce');
+  assert.equal((await s.send(target, envelope('b@example.org'), raw)).kind, 'delivered');
+  const msgs = await server.waitForMessages(2);
+  assert.equal(server.connectionCount, 1);
+  assert.equal(msgs[0].connectionId, msgs[1].connectionId);
+});
+
+test('smtp: concurrent sends to one host never open more than the per-host cap', async () => {
+  const server = await mx();
+  const s = sender({ maxConnectionsPerHost: 2 });
+  const target = { kind: 'mx' as const, host: 'mx.example.org', address: '127.0.0.1', port: server.port };
+  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => s.send(target, envelope(`u${i}@example.org`), raw)));
+  assert.deepEqual(results.map((r) => r.kind), Array(6).fill('delivered'));
+  assert.ok(server.connectionCount <= 2, `opened ${server.connectionCount} connections`);
+});
+
+test('smtp: connection refused is deferred as a host failure', async () => {
+  const port = await closedPort();
+  const result = await sender().send({ kind: 'mx', host: 'mx.example.org', address: '127.0.0.1', port }, envelope(), raw);
+  assert.ok(result.kind === 'deferred');
+  assert.equal(result.hostFailure, true);
+  assert.equal(result.code, null);
+  assert.equal(result.enhanced, '4.4.1');
+});
+
+test('smtp: a server that refuses us at the greeting gives a bounce that is ours', async () => {
+  const server = await mx({ connectRule: () => ({ code: 554, message: '5.7.1 Client host blocked using zen.spamhaus.org' }) });
+  const result = await sender().send({ kind: 'mx', host: 'mx.example.org', address: '127.0.0.1', port: server.port }, envelope(), raw);
+  assert.ok(result.kind === 'hard_bounce', JSON.stringify(result));
+  assert.equal(result.ourFault, true);
+});
+
+test('smtp: delivery moves to the next MX host only when a host is unreachable', async () => {
+  const server = await mx();
+  // Every host is tried on the same port (as with POSTLINE_MX_PORT); nothing listens on
+  // 127.0.0.2, so mx1 refuses the connection and mx2 (127.0.0.1) takes the message.
+  const result = await sender().sendToMxHosts(
+    [
+      { exchange: 'mx1.example.org', priority: 10, addresses: ['127.0.0.2'] },
+      { exchange: 'mx2.example.org', priority: 20, addresses: ['127.0.0.1'] },
+    ],
+    server.port,
+    envelope(),
+    raw,
+  );
+  assert.equal(result.kind, 'delivered');
+  assert.equal(result.mx, 'mx2.example.org');
+  assert.equal(server.messages.length, 1);
+});
+
+test('smtp: a 550 from the first MX is final, the next MX is not tried', async () => {
+  const server = await mx({ rule: () => 'reject' });
+  const result = await sender().sendToMxHosts(
+    [{ exchange: 'mx1.example.org', priority: 10, addresses: ['127.0.0.1'] }, { exchange: 'mx2.example.org', priority: 20, addresses: ['127.0.0.1'] }],
+    server.port,
+    envelope(),
+    raw,
+  );
+  assert.equal(result.kind, 'hard_bounce');
+  assert.equal(server.connectionCount, 1);
+});
+
+test('smtp: relay mode authenticates with the URL credentials; bad credentials defer', async () => {
+  const server = await mx({ auth: { user: 'postline', pass: 's3cret' } });
+  const good = `smtp://postline:s3cret@127.0.0.1:${server.port}?tls.rejectUnauthorized=false`;
+  const result = await sender().send({ kind: 'relay', url: good }, envelope(), raw);
+  assert.equal(result.kind, 'delivered', JSON.stringify(result));
+  assert.equal(result.mx, '127.0.0.1');
+  assert.equal((await server.waitForMessages(1))[0].envelope.to[0], 'alice@example.org');
+
+  const bad = `smtp://postline:wrong@127.0.0.1:${server.port}?tls.rejectUnauthorized=false`;
+  assert.equal((await sender().send({ kind: 'relay', url: bad }, envelope(), raw)).kind, 'deferred');
+});
