@@ -22,6 +22,8 @@ export interface Config {
   smtpPort: number;
   webhookAllowPrivate: boolean;
   bodyLimit: number;
+  /** Requests per minute per account: live keys, and all test keys together. */
+  rateLimits: { live: number; test: number };
   logLevel: string;
 }
 
@@ -127,6 +129,10 @@ export function loadConfig(env: Env = process.env): Config {
     smtpPort: int(env, 'POSTLINE_SMTP_PORT', 2525, 0, 65535),
     webhookAllowPrivate: bool(env, 'POSTLINE_WEBHOOK_ALLOW_PRIVATE'),
     bodyLimit: int(env, 'POSTLINE_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    rateLimits: {
+      live: int(env, 'POSTLINE_RATE_LIMIT_LIVE', 600, 1, 100_000_000),
+      test: int(env, 'POSTLINE_RATE_LIMIT_TEST', 120, 1, 100_000_000),
+    },
     logLevel: env.LOG_LEVEL || 'info',
   };
 }

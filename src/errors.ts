@@ -4,6 +4,7 @@
  */
 export const ERROR_CODES = {
   invalid_json: 'Malformed request body',
+  invalid_report: 'Unreadable report',
   unsupported_media_type: 'Unsupported content type',
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',

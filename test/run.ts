@@ -68,4 +68,4 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+process.exit(await main());

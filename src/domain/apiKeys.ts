@@ -32,7 +32,6 @@ export interface AuthContext {
   windowCount: number;
 }
 
-export const RATE_LIMITS: Record<KeyMode, number> = { live: 600, test: 120 };
 export const RATE_WINDOW_MS = 60_000;
 
 const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{43,}$/;

@@ -4,6 +4,7 @@ import type { ErrorCode } from '../errors.js';
 /** HTTP status for each error code of the registry (DESIGN.md §5). Only http/ knows this. */
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_json: 400,
+  invalid_report: 400,
   unsupported_media_type: 415,
   unauthorized: 401,
   forbidden: 403,

@@ -153,8 +153,15 @@ export function htmlToText(html: string): string {
   });
 }
 
-/** Validate everything, then let MailComposer build the MIME tree. Returns the raw message. */
-export async function composeMessage(input: ComposeInput): Promise<Buffer> {
+/**
+ * Every check composeMessage makes, without building anything: the API runs it at accept time
+ * so a header injection or a reserved header is a 422 there, never a failure in the worker.
+ */
+export function validateComposeInput(input: Omit<ComposeInput, 'messageId' | 'date'>): void {
+  prepare({ ...input, messageId: 'check@example.com', date: new Date(0) });
+}
+
+function prepare(input: ComposeInput) {
   checkAddress('from.email', input.from.email);
   if (input.from.name !== undefined) checkValue('from.name', input.from.name);
   const to = mailboxes('to', input.to);
@@ -175,7 +182,13 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     }
     return { filename: a.filename, content: a.content, contentType: a.contentType };
   });
+  const headers = { ...customHeaders(input.headers), ...unsubscribeHeaders(input.listUnsubscribe) };
+  return { to, cc, replyTo, attachments, headers, messageId: normalizeMessageId(input.messageId) };
+}
 
+/** Validate everything, then let MailComposer build the MIME tree. Returns the raw message. */
+export async function composeMessage(input: ComposeInput): Promise<Buffer> {
+  const { to, cc, replyTo, attachments, headers, messageId } = prepare(input);
   const composer = new MailComposer({
     from: { name: input.from.name ?? '', address: input.from.email },
     to,
@@ -184,9 +197,9 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     subject: input.subject,
     html: input.html,
     text: input.text ?? (input.html !== undefined ? htmlToText(input.html) : undefined),
-    headers: { ...customHeaders(input.headers), ...unsubscribeHeaders(input.listUnsubscribe) },
+    headers,
     attachments,
-    messageId: normalizeMessageId(input.messageId),
+    messageId,
     date: input.date,
     // The message is built from the values given, never from files or URLs they might name.
     disableFileAccess: true,

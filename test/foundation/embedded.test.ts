@@ -30,7 +30,7 @@ after(() => {
 
 test('embedded: start creates a default account and prints working keys; restart keeps them; kill -9 recovers; SIGINT leaves no postgres', { timeout: 120_000 }, async () => {
   const port = await freePort();
-  const env = { POSTLINE_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: '' };
+  const env = { POSTLINE_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: '', POSTLINE_SMTP_PORT: '0' };
 
   const first = await startCli(['start'], env, /postline ready/);
   after(() => { first.child.kill('SIGKILL'); });

@@ -4,6 +4,8 @@ import { Type } from 'typebox';
 import { bootApp, createTestAccount, ManualClock } from '../helpers/app.js';
 
 let calls = 0;
+// Holds a handler inside its run until the test releases it: makes "concurrent" certain.
+let hold: { entered: () => void; release: Promise<void> } | null = null;
 const clock = new ManualClock('2026-11-20T10:00:00.000Z');
 const { app, pool } = await bootApp({
   clock,
@@ -12,7 +14,10 @@ const { app, pool } = await bootApp({
     app.post('/api/v1/_things', { schema: { body: Type.Object({ name: Type.String() }) } }, async (request, reply) => {
       calls++;
       const { name } = request.body as { name: string };
-      await new Promise((r) => setTimeout(r, 50));
+      if (hold) {
+        hold.entered();
+        await hold.release;
+      }
       if (name === 'explode') throw new Error('boom');
       return reply.code(201).send({ n: calls, name });
     });
@@ -50,9 +55,18 @@ test('idempotency: same key with another body is 409 idempotency_conflict', asyn
 
 test('idempotency: two concurrent requests with one key: one runs, the other gets 409', async () => {
   const before = calls;
-  const [a, b] = await Promise.all([post(acme.live, 'k-3', 'x'), post(acme.live, 'k-3', 'x')]);
-  const statuses = [a.statusCode, b.statusCode].sort();
-  assert.deepEqual(statuses, [201, 409]);
+  let entered!: () => void;
+  let release!: () => void;
+  const inHandler = new Promise<void>((r) => (entered = r));
+  hold = { entered, release: new Promise<void>((r) => (release = r)) };
+  const first = post(acme.live, 'k-3', 'x');
+  await inHandler; // the first request holds the key and is still running
+  const second = await post(acme.live, 'k-3', 'x');
+  hold = null;
+  release();
+  assert.equal(second.statusCode, 409);
+  assert.equal(second.json().code, 'idempotency_conflict');
+  assert.equal((await first).statusCode, 201);
   assert.equal(calls - before, 1);
 });
 

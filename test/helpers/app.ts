@@ -47,7 +47,8 @@ export async function bootApp(
   }
   const config = testConfig({ ...(dbUrl ? { DATABASE_URL: dbUrl } : {}), ...opts.env });
   const clock = opts.clock ?? systemClock;
-  const app = await buildApp({ config, pool, clock }, { logger: false });
+  const quiet = (process.env.LOG_LEVEL ?? 'silent') === 'silent';
+  const app = await buildApp({ config, pool, clock }, { logger: !quiet });
   opts.setup?.(app);
   await app.ready();
   after(() => app.close());

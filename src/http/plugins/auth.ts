@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { authenticate, RATE_LIMITS, RATE_WINDOW_MS, rateWindowStart } from '../../domain/apiKeys.js';
+import { authenticate, RATE_WINDOW_MS, rateWindowStart } from '../../domain/apiKeys.js';
 import { AppError } from '../../errors.js';
 
 function presentedKey(request: FastifyRequest): string | undefined {
@@ -25,7 +25,7 @@ export const authPlugin = fp(async (app: FastifyInstance) => {
     if (!url || !url.startsWith('/api/v1') || request.routeOptions.config.public) return;
     const now = app.deps.clock.now();
     request.auth = await authenticate(app.deps.pool, presentedKey(request), now);
-    const limit = RATE_LIMITS[request.auth.mode];
+    const limit = app.deps.config.rateLimits[request.auth.mode];
     const resetMs = rateWindowStart(now).getTime() + RATE_WINDOW_MS - now.getTime();
     const reset = Math.max(1, Math.ceil(resetMs / 1000));
     reply.header('RateLimit-Limit', String(limit));

@@ -1,7 +1,17 @@
 import type { FastifyInstance } from 'fastify';
+import { capturedRoutes } from './captured.js';
+import { domainRoutes } from './domains.js';
+import { emailRoutes } from './emails.js';
 import { meRoutes } from './me.js';
+import { suppressionRoutes } from './suppression.js';
+import { templateRoutes } from './templates.js';
 
 /** Every /api/v1 resource. Each feature adds its module here. */
 export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(meRoutes);
+  await app.register(domainRoutes);
+  await app.register(emailRoutes);
+  await app.register(capturedRoutes);
+  await app.register(templateRoutes);
+  await app.register(suppressionRoutes);
 }

@@ -1,0 +1,94 @@
+/**
+ * Benchmarks measure the production build (`dist/`) running as its own processes, so the
+ * load generator never shares an event loop with the server. This starts them on a scratch
+ * data dir with an embedded PostgreSQL and tears everything down afterwards.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../../src/config.js';
+import { freePort } from '../../src/db/embedded.js';
+import { openDatabase, type Database } from '../../src/db/open.js';
+
+export interface BenchCluster {
+  port: number;
+  env: Record<string, string>;
+  config: Config;
+  /** A pool on the cluster's database (for setup and for reading results). */
+  db: Database;
+  processes: ChildProcess[];
+  /** Peak resident set size of each server process so far, in MB. */
+  peakRssMb(): number[];
+  stop(): Promise<void>;
+}
+
+function startProcess(role: string, env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['dist/bin/postline.js', 'start', '--role', role], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('postline ready')) resolve(child);
+    });
+    child.on('exit', (code) => reject(new Error(`postline ${role} exited with ${code}`)));
+  });
+}
+
+/** Starts `roles` in order (the first owns the embedded PostgreSQL). */
+export async function startCluster(roles: string[], extraEnv: Record<string, string> = {}): Promise<BenchCluster> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'postline-bench-'));
+  const port = await freePort();
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    POSTLINE_DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    POSTLINE_RATE_LIMIT_LIVE: '100000000',
+    ...extraEnv,
+  };
+  const processes: ChildProcess[] = [];
+  for (const role of roles) {
+    // Only one process can listen on the port; later api roles would clash, so they get none.
+    processes.push(await startProcess(role, processes.length === 0 ? env : { ...env, PORT: String(await freePort()) }));
+  }
+  const config = loadConfig(env);
+  const db = await openDatabase(config, { owner: false, poolSize: 8, migrate: false });
+  const peaks = processes.map(() => 0);
+  const sample = () =>
+    processes.forEach((p, i) => {
+      try {
+        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'));
+        if (m) peaks[i] = Math.max(peaks[i], Number(m[1]) / 1024);
+      } catch {
+        /* process gone */
+      }
+    });
+  const timer = setInterval(sample, 500);
+  return {
+    port,
+    env,
+    config,
+    db,
+    processes,
+    peakRssMb: () => {
+      sample();
+      return peaks.map((p) => Math.round(p));
+    },
+    async stop() {
+      clearInterval(timer);
+      await db.close();
+      for (const p of [...processes].reverse()) {
+        p.kill('SIGINT');
+        await new Promise((r) => p.once('exit', r));
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}

@@ -1,0 +1,143 @@
+import type { Queryable } from '../pool.js';
+
+/** A messages row as stored (snake_case, as json_populate_recordset expects it). */
+export interface MessageRow {
+  id: string;
+  account_id: string;
+  domain_id: string | null;
+  status: 'queued' | 'scheduled' | 'sending' | 'delivered' | 'deferred' | 'bounced' | 'failed';
+  from_email: string;
+  from_name: string | null;
+  to_email: string;
+  to_domain: string;
+  cc: string[];
+  bcc: string[];
+  reply_to: string | null;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  attachments: { filename: string; content: string; contentType?: string }[];
+  tags: string[];
+  template_id: string | null;
+  campaign_id: string | null;
+  attempts: number;
+  next_attempt_at: Date;
+  first_attempt_at: Date | null;
+  last_response: string | null;
+  last_mx: string | null;
+  locked_by: string | null;
+  scheduled_at: Date | null;
+  delivered_at: Date | null;
+  created_at: Date;
+}
+
+export interface SentEventRow {
+  id: string;
+  account_id: string;
+  message_id: string;
+  type: 'sent';
+  email: string;
+  url: null;
+  data: Record<string, unknown>;
+  occurred_at: Date;
+}
+
+/**
+ * Accepts messages atomically in ONE statement: the quota counter (when the account has a
+ * quota), the message rows and their `sent` events commit together or not at all, and the
+ * caller then wakes the workers (db/notify.ts). A single statement is one round trip and needs
+ * no explicit transaction. Returns false when the quota would be
+ * exceeded (nothing is written then).
+ *
+ * Accounts without a quota skip the counter: a per-account counter row would serialise all
+ * of that account's sends on one row lock.
+ */
+export async function insertAcceptedMessages(
+  db: Queryable,
+  rows: MessageRow[],
+  events: SentEventRow[],
+  quota: { accountId: string; month: string; limit: number } | null,
+): Promise<boolean> {
+  const params: unknown[] = [JSON.stringify(rows), JSON.stringify(events)];
+  let gate = 'TRUE';
+  let counter = '';
+  if (quota) {
+    params.push(quota.accountId, quota.month, rows.length, quota.limit);
+    counter = `q AS (
+      INSERT INTO usage_counters AS u (account_id, month, sent)
+      SELECT $3::text, $4::date, $5::int WHERE $5::int <= $6::int
+      ON CONFLICT (account_id, month) DO UPDATE SET sent = u.sent + EXCLUDED.sent WHERE u.sent + EXCLUDED.sent <= $6::int
+      RETURNING sent
+    ),`;
+    gate = 'EXISTS (SELECT 1 FROM q)';
+  }
+  const { rows: out } = await db.query(
+    `WITH ${counter}
+     m AS (INSERT INTO messages SELECT * FROM json_populate_recordset(NULL::messages, $1::json) WHERE ${gate} RETURNING 1),
+     e AS (
+       INSERT INTO events (id, account_id, message_id, type, email, url, data, occurred_at)
+       SELECT id, account_id, message_id, type, email, url, data, occurred_at
+         FROM json_populate_recordset(NULL::events, $2::json) WHERE ${gate}
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM m) AS n`,
+    params,
+  );
+  return Number(out[0].n) === rows.length;
+}
+
+// Accepted-this-month count, for quota checks before a batch and for stats.
+export async function monthlyUsage(db: Queryable, accountId: string, month: string): Promise<number> {
+  const { rows } = await db.query('SELECT sent FROM usage_counters WHERE account_id = $1 AND month = $2::date', [accountId, month]);
+  return rows[0]?.sent ?? 0;
+}
+
+export async function getMessage(db: Queryable, accountId: string, id: string): Promise<MessageRow | null> {
+  const { rows } = await db.query<MessageRow>('SELECT * FROM messages WHERE account_id = $1 AND id = $2', [accountId, id]);
+  return rows[0] ?? null;
+}
+
+/**
+ * One page of an account's messages, keyset-paginated on the time-ordered id. Bodies are
+ * left out of lists (they can be megabytes); GET /emails/{id} returns them.
+ */
+export async function listMessages(
+  db: Queryable,
+  accountId: string,
+  f: { status?: string; to?: string; tag?: string },
+  page: { where: string; orderBy: string; params: unknown[]; limit: number },
+): Promise<Omit<MessageRow, 'html' | 'text' | 'attachments'>[]> {
+  const params: unknown[] = [accountId, f.status ?? null, f.to ? f.to.toLowerCase() : null, f.tag ?? null, ...page.params];
+  const { rows } = await db.query(
+    `SELECT id, account_id, domain_id, status, from_email, from_name, to_email, to_domain, cc, bcc, reply_to, subject,
+            headers, tags, template_id, campaign_id, attempts, next_attempt_at, first_attempt_at, last_response, last_mx,
+            locked_by, scheduled_at, delivered_at, created_at
+       FROM messages
+      WHERE account_id = $1
+        AND ($2::text IS NULL OR status = $2)
+        AND ($3::text IS NULL OR lower(to_email) = $3)
+        AND ($4::text IS NULL OR $4 = ANY(tags))
+        AND ${page.where}
+      ORDER BY ${page.orderBy}
+      LIMIT ${page.limit + 1}`,
+    params,
+  );
+  return rows;
+}
+
+/** Most recent message of an account to an address (FBL matching by address). */
+export async function latestMessageTo(db: Queryable, email: string, accountId?: string): Promise<MessageRow | null> {
+  const { rows } = await db.query<MessageRow>(
+    `SELECT * FROM messages WHERE lower(to_email) = lower($1) AND ($2::text IS NULL OR account_id = $2)
+      ORDER BY created_at DESC LIMIT 1`,
+    [email, accountId ?? null],
+  );
+  return rows[0] ?? null;
+}
+
+/** A message by id regardless of account: inbound bounces and complaints carry only the id. */
+export async function getMessageById(db: Queryable, id: string): Promise<MessageRow | null> {
+  const { rows } = await db.query<MessageRow>('SELECT * FROM messages WHERE id = $1', [id]);
+  return rows[0] ?? null;
+}

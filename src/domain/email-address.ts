@@ -1,0 +1,61 @@
+import { domainToASCII } from 'node:url';
+import emailAddresses from 'email-addresses';
+
+/**
+ * Email addresses as Postline accepts them: one bare address (`local@domain`), parsed by a
+ * real RFC 5322/6532 parser (`email-addresses`), then held to the stricter rules mail actually
+ * travels by (RFC 5321): a domain name of LDH labels with at least two labels and an
+ * alphabetic TLD, no domain literals, local part ≤ 64 octets, whole address ≤ 254 octets.
+ *
+ * Addresses are stored as given and compared by `key`: the local part lower-cased and the
+ * domain lower-cased in its ASCII (punycode) form, so `Bob@Exämple.de` and
+ * `bob@xn--exmple-cua.de` are the same recipient (DESIGN.md §4).
+ */
+export interface EmailAddress {
+  /** As given, surrounding whitespace removed. */
+  readonly address: string;
+  readonly local: string;
+  /** As given. */
+  readonly domain: string;
+  /** Matching form: lower-cased local part @ lower-cased ASCII domain. */
+  readonly key: string;
+}
+
+export type AddressCheck = { ok: true; value: EmailAddress } | { ok: false; message: string };
+
+const MAX_ADDRESS_OCTETS = 254;
+const MAX_LOCAL_OCTETS = 64;
+const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export function parseEmailAddress(input: string): AddressCheck {
+  const address = input.trim();
+  if (address === '') return { ok: false, message: 'must not be empty' };
+  if (Buffer.byteLength(address) > MAX_ADDRESS_OCTETS) return { ok: false, message: `must be at most ${MAX_ADDRESS_OCTETS} bytes` };
+  const parsed = emailAddresses.parseOneAddress({ input: address, rfc6532: true, rejectTLD: true });
+  if (!parsed || parsed.type !== 'mailbox') return { ok: false, message: 'is not an email address' };
+  // A display name, angle brackets or comments mean the input was more than an address.
+  if (parsed.name !== null || parsed.parts.comments.length > 0 || parsed.parts.address.tokens.trim() !== address) {
+    return { ok: false, message: 'must be a bare address like name@example.com, without a display name or comments' };
+  }
+  if (Buffer.byteLength(parsed.local) > MAX_LOCAL_OCTETS) return { ok: false, message: `local part must be at most ${MAX_LOCAL_OCTETS} bytes` };
+  const domain = asciiDomain(parsed.domain);
+  if (!domain) return { ok: false, message: 'domain is not a valid domain name' };
+  return { ok: true, value: { address, local: parsed.local, domain: parsed.domain, key: `${parsed.local.toLowerCase()}@${domain}` } };
+}
+
+/** Lower-cased ASCII form of a mail domain, or null when it is not a usable domain name. */
+function asciiDomain(domain: string): string | null {
+  if (domain.startsWith('[')) return null; // address literals: not accepted for recipients
+  const ascii = domainToASCII(domain);
+  if (!ascii || ascii.length > 253) return null;
+  const labels = ascii.split('.');
+  if (labels.length < 2 || !labels.every((l) => LDH_LABEL.test(l))) return null;
+  if (/^[0-9]+$/.test(labels[labels.length - 1])) return null; // 1.2.3.4 is an IP, not a domain
+  return ascii;
+}
+
+/** The matching key of a valid address, or null when it does not parse. */
+export function emailKey(input: string): string | null {
+  const r = parseEmailAddress(input);
+  return r.ok ? r.value.key : null;
+}

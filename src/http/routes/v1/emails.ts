@@ -1,0 +1,210 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { notifySoon } from '../../../db/notify.js';
+import { eventsOfMessage } from '../../../db/queries/events.js';
+import { getMessage, listMessages, type MessageRow } from '../../../db/queries/messages.js';
+import { toApiEvent } from '../../../domain/events.js';
+import { SEND_LIMITS } from '../../../domain/send-input.js';
+import { sendBatch, sendEmail, type SendContext } from '../../../domain/sending.js';
+import { TrackingLinks } from '../../../domain/tracking-links.js';
+import { notFound } from '../../../errors.js';
+import { ERROR_CODES } from '../../../errors.js';
+import { STATUS_OF } from '../../problem.js';
+import { finishPage, keyset, ListQuery, pageOf } from '../../pagination.js';
+import type { FastifyRequest } from 'fastify';
+
+const Email = Type.String({ minLength: 3, maxLength: 254, description: 'A bare address: name@example.com' });
+
+const SendBody = Type.Object(
+  {
+    to: Email,
+    from: Type.Object({ email: Email, name: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+    subject: Type.Optional(Type.String({ maxLength: 4000, description: 'May contain {{variables}}; at most 998 bytes once rendered' })),
+    html: Type.Optional(Type.String({ description: 'HTML body; at most 2 MB' })),
+    text: Type.Optional(Type.String({ description: 'Plain-text body; generated from html when absent' })),
+    templateId: Type.Optional(Type.String({ maxLength: 64, description: 'A template of this account; supplies subject/html/text the request leaves out' })),
+    variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Values for {{merge_fields}} and [for] loops' })),
+    cc: Type.Optional(Type.Array(Email, { maxItems: 50 })),
+    bcc: Type.Optional(Type.Array(Email, { maxItems: 50 })),
+    replyTo: Type.Optional(Email),
+    headers: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 2000 }), { maxProperties: 50 })),
+    tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\r\\n]*$' }), { maxItems: 20 })),
+    attachments: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { filename: Type.String({ minLength: 1, maxLength: 255 }), content: Type.String({ description: 'base64' }), contentType: Type.Optional(Type.String({ maxLength: 255 })) },
+          { additionalProperties: false },
+        ),
+        { maxItems: 20 },
+      ),
+    ),
+    scheduledAt: Type.Optional(Type.String({ format: 'date-time', description: 'Deliver at this time (up to 30 days ahead)' })),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ to: 'ada@example.com', from: { email: 'hello@acme.com', name: 'Acme' }, subject: 'Welcome, {{ first_name | there }}!', html: '<p>Hi {{ first_name | there }}</p>', variables: { first_name: 'Ada' } }],
+  },
+);
+
+const Accepted = Type.Object({
+  id: Type.String(),
+  status: Type.Union([Type.Literal('queued'), Type.Literal('scheduled')]),
+  to: Type.String(),
+  subject: Type.String(),
+  sandbox: Type.Literal(false),
+});
+const Sandbox = Type.Object({ sandbox: Type.Literal(true), id: Type.String(), to: Type.String(), subject: Type.String() });
+
+const EventItem = Type.Object({
+  id: Type.String(),
+  type: Type.String(),
+  email: Type.String(),
+  messageId: Type.Union([Type.String(), Type.Null()]),
+  url: Type.Optional(Type.String()),
+  occurredAt: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown()),
+});
+
+const MessageSummary = Type.Object({
+  id: Type.String(),
+  status: Type.String({ description: 'queued, scheduled, sending, delivered, deferred, bounced or failed' }),
+  from: Type.Object({ email: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }),
+  to: Type.String(),
+  cc: Type.Array(Type.String()),
+  subject: Type.String(),
+  tags: Type.Array(Type.String()),
+  templateId: Type.Union([Type.String(), Type.Null()]),
+  attempts: Type.Integer(),
+  lastResponse: Type.Union([Type.String(), Type.Null()]),
+  lastMx: Type.Union([Type.String(), Type.Null()]),
+  nextAttemptAt: Type.Union([Type.String(), Type.Null()]),
+  scheduledAt: Type.Union([Type.String(), Type.Null()]),
+  deliveredAt: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String(),
+});
+const MessageDetail = Type.Intersect([
+  MessageSummary,
+  Type.Object({ html: Type.Union([Type.String(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]), events: Type.Array(EventItem) }),
+]);
+
+const WAITING = new Set(['queued', 'scheduled', 'deferred', 'sending']);
+
+function toSummary(m: Omit<MessageRow, 'html' | 'text' | 'attachments'>): Static<typeof MessageSummary> {
+  return {
+    id: m.id,
+    status: m.status,
+    from: { email: m.from_email, name: m.from_name },
+    to: m.to_email,
+    cc: m.cc,
+    subject: m.subject,
+    tags: m.tags,
+    templateId: m.template_id,
+    attempts: m.attempts,
+    lastResponse: m.last_response,
+    lastMx: m.last_mx,
+    nextAttemptAt: WAITING.has(m.status) ? m.next_attempt_at.toISOString() : null,
+    scheduledAt: m.scheduled_at?.toISOString() ?? null,
+    deliveredAt: m.delivered_at?.toISOString() ?? null,
+    createdAt: m.created_at.toISOString(),
+  };
+}
+
+export async function emailRoutes(app: FastifyInstance): Promise<void> {
+  const links = new TrackingLinks(app.deps.config);
+  const wakeWorkers = () => {
+    notifySoon(app.deps.pool, 'postline_messages');
+    notifySoon(app.deps.pool, 'postline_events');
+  };
+  const contextOf = (request: FastifyRequest): SendContext => ({
+    db: app.deps.pool,
+    config: app.deps.config,
+    links,
+    accountId: request.auth.accountId,
+    mode: request.auth.mode,
+    monthlyQuota: request.auth.monthlyQuota,
+    now: app.deps.clock.now(),
+  });
+
+  app.post('/api/v1/emails', {
+    schema: {
+      summary: 'Send an email',
+      description:
+        'Live key: validates, checks the verified sender domain, the suppression list and the quota, stores the message and answers 202 `queued` (or `scheduled`). ' +
+        'Test key: validates and renders only and answers 200 with `sandbox: true`; nothing is stored, sent, counted or recorded.',
+      tags: ['emails'],
+      body: SendBody,
+      response: {
+        200: { ...Sandbox, description: 'Test key: sandbox result', examples: [{ sandbox: true, id: 'sbx_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', to: 'ada@example.com', subject: 'Welcome, Ada!' }] },
+        202: { ...Accepted, description: 'Live key: accepted and queued', examples: [{ id: 'msg_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', status: 'queued', to: 'ada@example.com', subject: 'Welcome, Ada!', sandbox: false }] },
+      },
+    },
+  }, async (request, reply) => {
+    const result = await sendEmail(contextOf(request), request.body as Static<typeof SendBody>);
+    if (!result.sandbox) wakeWorkers();
+    return reply.code(result.sandbox ? 200 : 202).send(result);
+  });
+
+  app.post('/api/v1/emails/batch', {
+    schema: {
+      summary: 'Send up to 500 emails in one request',
+      description: 'Each item is validated and answered on its own, in order: `{index, id, status…}` when accepted, `{index, error: <problem>}` when not. The accepted ones are stored together.',
+      tags: ['emails'],
+      body: Type.Object({ emails: Type.Array(SendBody, { minItems: 1, maxItems: SEND_LIMITS.batchSize }) }, { additionalProperties: false }),
+      response: {
+        200: Type.Object(
+          { data: Type.Array(Type.Record(Type.String(), Type.Unknown())) },
+          { examples: [{ data: [{ index: 0, id: 'msg_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', status: 'queued', to: 'ada@example.com', subject: 'Hi', sandbox: false }, { index: 1, error: { status: 422, code: 'recipient_suppressed', title: 'Recipient suppressed', detail: 'bob@example.com is on this account\'s suppression list' } }] }] },
+        ),
+      },
+    },
+  }, async (request) => {
+    const body = request.body as { emails: Static<typeof SendBody>[] };
+    const results = await sendBatch(contextOf(request), body.emails);
+    if (results.some((r) => !('error' in r) && !r.sandbox)) wakeWorkers();
+    return {
+      data: results.map((r) =>
+        'error' in r
+          ? { index: r.index, error: { status: STATUS_OF[r.error.code], code: r.error.code, title: ERROR_CODES[r.error.code], detail: r.error.message, ...(r.error.errors ? { errors: r.error.errors } : {}) } }
+          : r,
+      ),
+    };
+  });
+
+  app.get('/api/v1/emails', {
+    schema: {
+      summary: 'List sent emails',
+      tags: ['emails'],
+      querystring: Type.Intersect([
+        ListQuery,
+        Type.Object({
+          status: Type.Optional(Type.Union(['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed'].map((s) => Type.Literal(s)))),
+          to: Type.Optional(Type.String({ maxLength: 254 })),
+          tag: Type.Optional(Type.String({ maxLength: 100 })),
+        }),
+      ]),
+      response: { 200: Type.Object({ data: Type.Array(MessageSummary), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
+    },
+  }, async (request) => {
+    const q = request.query as ListQuery & { status?: string; to?: string; tag?: string };
+    const page = pageOf(q);
+    const k = keyset(page, 'id', 5);
+    const rows = await listMessages(app.deps.pool, request.auth.accountId, q, { ...k, limit: page.limit });
+    const { data, nextCursor } = finishPage(rows, page, (r) => r.id);
+    return { data: data.map(toSummary), nextCursor };
+  });
+
+  app.get('/api/v1/emails/:id', {
+    schema: {
+      summary: 'Get an email with its status and event timeline',
+      tags: ['emails'],
+      params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+      response: { 200: MessageDetail },
+    },
+  }, async (request) => {
+    const { id } = request.params as { id: string };
+    const m = await getMessage(app.deps.pool, request.auth.accountId, id);
+    if (!m) throw notFound(`email ${id}`);
+    const events = await eventsOfMessage(app.deps.pool, request.auth.accountId, id);
+    return { ...toSummary(m), html: m.html, text: m.text, events: events.map(toApiEvent) };
+  });
+}
