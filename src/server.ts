@@ -4,6 +4,7 @@ import { systemClock } from './clock.js';
 import type { Config, Role } from './config.js';
 import { openDatabase } from './db/open.js';
 import { buildApp } from './http/app.js';
+import { startSmtpListener } from './inbound/smtp-listener.js';
 import { startWorkers } from './workers/index.js';
 
 /**
@@ -22,8 +23,10 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   if (app) {
     await app.listen({ port: config.port, host: config.host });
   }
+  // The inbound MX for bounce domains and fbl@ runs with the API: both face the internet.
+  const inbound = role === 'worker' ? null : await startSmtpListener({ config, pool: db.pool, clock, log });
   const workers = role === 'api' ? null : await startWorkers({ config, pool: db.pool, clock, log });
-  log.info({ role, port: app ? config.port : undefined }, 'postline started');
+  log.info({ role, port: app ? config.port : undefined, smtpPort: inbound?.port }, 'postline started');
   process.stdout.write(`postline ready (role ${role})${app ? ` on ${config.baseUrl}` : ''}\n`);
 
   let stopping = false;
@@ -35,6 +38,7 @@ export async function startServer(config: Config, role: Role): Promise<void> {
     force.unref();
     try {
       await app?.close();
+      await inbound?.close();
       await workers?.stop();
       await db.close();
     } finally {

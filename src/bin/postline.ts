@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { registerAccountCommands } from '../cli/accounts.js';
 import { registerMailboxCommands } from '../cli/mailbox.js';
+import { registerFblCommands } from '../cli/fbl.js';
 import { reportCliError, withDatabase, output } from '../cli/context.js';
 import { registerDomainCommands } from '../cli/domains.js';
 import { loadConfig, type Role } from '../config.js';
@@ -26,6 +27,7 @@ program
 
 registerAccountCommands(program);
 registerMailboxCommands(program);
+registerFblCommands(program);
 registerDomainCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

@@ -7,7 +7,9 @@ import { authPlugin } from './plugins/auth.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { fblRoutes } from './routes/fbl.js';
 import { healthRoutes } from './routes/health.js';
+import { trackingRoutes } from './routes/tracking.js';
 import { v1Routes } from './routes/v1/index.js';
 import './deps.js';
 
@@ -39,6 +41,8 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
   await app.register(idempotencyPlugin);
   await registerOpenApi(app);
   await app.register(healthRoutes);
+  await app.register(fblRoutes);
+  await app.register(trackingRoutes);
   await app.register(v1Routes);
   return app;
 }

@@ -6,6 +6,7 @@ import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';
 import { DeliveryEngine } from './delivery.js';
 import { Notifications } from './notifications.js';
+import { startWebhookDispatcher } from './webhooks.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -31,6 +32,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const loops: Loop[] = [
     startLoop('maintenance', 60_000, () => runMaintenance(deps.pool, deps.clock), onError),
     deliveryLoop,
+    startWebhookDispatcher(deps, onError),
   ];
   await notifications.start();
   return {

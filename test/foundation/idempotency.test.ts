@@ -107,3 +107,11 @@ test('idempotency: without the header every POST runs', async () => {
   await post(acme.live, undefined, 'n');
   assert.equal(calls - before, 2);
 });
+
+test('idempotency: stored responses are encrypted at rest', async () => {
+  await post(acme.live, 'k-secret', 'whsec_visible_once');
+  const { rows } = await pool.query(`SELECT response_body FROM idempotency_keys WHERE key = 'k-secret'`);
+  assert.ok(!rows[0].response_body.includes('whsec_visible_once'));
+  const replay = await post(acme.live, 'k-secret', 'whsec_visible_once');
+  assert.equal(replay.json().name, 'whsec_visible_once');
+});

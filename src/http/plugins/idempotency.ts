@@ -5,8 +5,10 @@ import {
   claimIdempotencyKey, completeIdempotencyKey, getIdempotencyRecord, releaseIdempotencyKey,
 } from '../../db/queries/idempotency.js';
 import { AppError } from '../../errors.js';
+import { decryptSecret, encryptSecret } from '../../mail/keyring.js';
 
 const TTL_MS = 24 * 60 * 60 * 1000;
+const PURPOSE = 'idempotent-response';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 declare module 'fastify' {
@@ -53,7 +55,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance) => {
     }
     reply.code(record.status_code).header('Idempotent-Replayed', 'true');
     if (record.content_type) reply.type(record.content_type);
-    return reply.send(record.response_body ?? '');
+    return reply.send(record.response_body ? decryptSecret(record.response_body, app.deps.config.secret, PURPOSE) : '');
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -65,7 +67,8 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance) => {
       await releaseIdempotencyKey(app.deps.pool, accountId, key);
       return payload;
     }
-    const body = payload === null || payload === undefined ? '' : payload.toString();
+    // Stored encrypted: some first responses carry secrets shown once (webhook secrets).
+    const body = encryptSecret(payload === null || payload === undefined ? '' : payload.toString(), app.deps.config.secret, PURPOSE);
     const contentType = (reply.getHeader('content-type') as string | undefined) ?? null;
     await completeIdempotencyKey(app.deps.pool, { accountId, key, status: reply.statusCode, body, contentType });
     return payload;

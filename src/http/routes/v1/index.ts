@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { capturedRoutes } from './captured.js';
 import { domainRoutes } from './domains.js';
 import { emailRoutes } from './emails.js';
+import { hookRoutes } from './hooks.js';
 import { meRoutes } from './me.js';
 import { suppressionRoutes } from './suppression.js';
 import { templateRoutes } from './templates.js';
@@ -14,4 +15,5 @@ export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(capturedRoutes);
   await app.register(templateRoutes);
   await app.register(suppressionRoutes);
+  await app.register(hookRoutes);
 }

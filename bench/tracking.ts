@@ -1,0 +1,96 @@
+/**
+ * bench/tracking: redirects/s and latency of GET /t/c/{token} (verify the HMAC token, insert
+ * the click event in one statement, 302) under concurrent load, against the production build
+ * running as its own process (`postline start --role api`) on a scratch embedded PostgreSQL.
+ * The messages are real rows accepted through POST /api/v1/emails (8 KB of HTML each); the
+ * requests rotate over their click links. Afterwards the click events are counted, so a
+ * redirect that recorded nothing cannot inflate the figure.
+ *
+ *   npm run bench:tracking -- [--connections 50] [--duration 10] [--messages 50]
+ */
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
+import { freePort } from '../src/db/embedded.js';
+import { openDatabase } from '../src/db/open.js';
+import { createAccount } from '../src/domain/accounts.js';
+import { createApiKey } from '../src/domain/apiKeys.js';
+import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains.js';
+import { TrackingLinks } from '../src/domain/tracking-links.js';
+
+const { values } = parseArgs({
+  options: { connections: { type: 'string', default: '50' }, duration: { type: 'string', default: '10' }, messages: { type: 'string', default: '50' } },
+});
+const dataDir = mkdtempSync(join(tmpdir(), 'postline-bench-'));
+const port = await freePort();
+const env = {
+  ...process.env,
+  POSTLINE_DATA_DIR: dataDir,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  POSTLINE_DELIVERY: 'capture',
+  POSTLINE_BASE_URL: `http://127.0.0.1:${port}`,
+};
+const config = loadConfig(env); // generates the secret into the data dir before the server reads it
+
+const server = spawn(process.execPath, ['dist/bin/postline.js', 'start', '--role', 'api'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+await new Promise<void>((resolve, reject) => {
+  let out = '';
+  server.stdout.on('data', (d) => {
+    out += d;
+    if (out.includes('postline ready')) resolve();
+  });
+  server.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+});
+const base = `http://127.0.0.1:${port}`;
+
+// An account with a verified domain, and messages accepted through the API.
+const db = await openDatabase(config, { owner: false, poolSize: 4 });
+const account = await createAccount(db.pool, { name: 'bench' });
+const { key } = await createApiKey(db.pool, { accountId: account.id, mode: 'live' });
+const domain = await createDomain(db.pool, { accountId: account.id, name: 'bench.example', now: new Date() }, { secret: config.secret, targets: dnsTargetsOf(config) });
+await forceVerifyDomain(db.pool, domain.id, new Date());
+const html = `<html><body>${'<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.</p>\n'.repeat(90)}</body></html>`;
+const links = new TrackingLinks(config);
+const paths: string[] = [];
+for (let i = 0; i < Number(values.messages); i++) {
+  const res = await fetch(`${base}/api/v1/emails`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ to: `reader${i}@example.net`, from: { email: 'news@bench.example' }, subject: 'Bench', html }),
+  });
+  if (res.status !== 202) throw new Error(`send failed: ${res.status} ${await res.text()}`);
+  const { id } = (await res.json()) as { id: string };
+  for (const url of [`https://bench.example/article/${i}?utm_source=postline&utm_medium=email`, `https://bench.example/shop?item=${i}&ref=mail#buy`]) {
+    paths.push(new URL(links.click(id, url, null)).pathname);
+  }
+}
+
+let next = 0;
+const connections = Number(values.connections);
+const duration = Number(values.duration);
+process.stdout.write(`GET /t/c/{token} against 'postline start --role api', ${connections} connections, ${duration}s, ${paths.length} links, node ${process.version}\n`);
+const result = await autocannon({
+  url: base,
+  connections,
+  duration,
+  requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }) }],
+});
+const redirects = result['3xx'];
+const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE type = 'click'`);
+process.stdout.write(
+  [
+    `redirects/s avg ${(redirects / duration).toFixed(0)}  (302s ${redirects}, other ${result.requests.total - redirects}, errors ${result.errors}, timeouts ${result.timeouts})`,
+    `latency ms  p50 ${result.latency.p50}  p90 ${result.latency.p90}  p99 ${result.latency.p99}  max ${result.latency.max}`,
+    `click events recorded ${rows[0].n}`,
+  ].join('\n') + '\n',
+);
+await db.close();
+server.kill('SIGINT');
+await new Promise((r) => server.once('exit', r));
+rmSync(dataDir, { recursive: true, force: true });

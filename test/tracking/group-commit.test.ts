@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GroupCommit } from '../../src/db/group-commit.js';
+
+function deferred() {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  return { gate, release };
+}
+
+test('group commit: alone, an item is written at once; items arriving during a write go together in the next', async () => {
+  const batches: number[][] = [];
+  const first = deferred();
+  const gc = new GroupCommit<number, number>(
+    async (items) => {
+      batches.push(items);
+      if (batches.length === 1) await first.gate;
+      return items.map((i) => i * 10);
+    },
+    { maxBatch: 500, maxInFlight: 1 },
+  );
+  const a = gc.submit(1);
+  const rest = [2, 3, 4].map((i) => gc.submit(i));
+  assert.deepEqual(batches, [[1]], 'the first is not held back');
+  first.release();
+  assert.deepEqual(await Promise.all([a, ...rest]), [10, 20, 30, 40]);
+  assert.deepEqual(batches, [[1], [2, 3, 4]]);
+});
+
+test('group commit: batches are capped, and at most maxInFlight writes run at once', async () => {
+  let running = 0;
+  let peak = 0;
+  const sizes: number[] = [];
+  const gc = new GroupCommit<number, number>(
+    async (items) => {
+      running++;
+      peak = Math.max(peak, running);
+      sizes.push(items.length);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      return items;
+    },
+    { maxBatch: 3, maxInFlight: 2 },
+  );
+  const out = await Promise.all(Array.from({ length: 20 }, (_, i) => gc.submit(i)));
+  assert.deepEqual(out, Array.from({ length: 20 }, (_, i) => i));
+  assert.equal(peak, 2);
+  assert.ok(sizes.every((n) => n <= 3), sizes.join(','));
+});
+
+test('group commit: a failed write rejects every item of its batch, and later batches still run', async () => {
+  let calls = 0;
+  const first = deferred();
+  const gc = new GroupCommit<number, number>(async (items) => {
+    calls++;
+    if (calls === 1) await first.gate;
+    if (calls === 2) throw new Error('db down');
+    return items;
+  }, { maxBatch: 10, maxInFlight: 1 });
+  const ok = gc.submit(0);
+  const failed = [gc.submit(1), gc.submit(2)];
+  first.release();
+  assert.equal(await ok, 0);
+  await assert.rejects(failed[0], /db down/);
+  await assert.rejects(failed[1], /db down/);
+  assert.equal(await gc.submit(3), 3);
+  assert.equal(calls, 3);
+});
