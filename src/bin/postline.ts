@@ -4,6 +4,7 @@ import { registerAccountCommands } from '../cli/accounts.js';
 import { registerMailboxCommands } from '../cli/mailbox.js';
 import { registerFblCommands } from '../cli/fbl.js';
 import { reportCliError, withDatabase, output } from '../cli/context.js';
+import { registerSubscriberCommands } from '../cli/subscribers.js';
 import { registerDomainCommands } from '../cli/domains.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
@@ -29,5 +30,6 @@ registerAccountCommands(program);
 registerMailboxCommands(program);
 registerFblCommands(program);
 registerDomainCommands(program);
+registerSubscriberCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

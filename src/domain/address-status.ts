@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/pool.js';
-import { suppress, unsuppress, type SuppressionEntry, type SuppressionReason } from './suppression.js';
+import { applySuppressionToSubscribers, reactivateSubscribers } from './subscribers.js';
+import { suppress, suppressMany, unsuppress, type SuppressionEntry, type SuppressionReason } from './suppression.js';
 
 /**
  * The one place an address's standing changes for an account. Hard bounces, complaints,
@@ -14,10 +15,35 @@ export async function suppressAddress(
   at: Date,
   detail: string | null = null,
 ): Promise<{ entry: SuppressionEntry; created: boolean }> {
-  return suppress(db, accountId, email, reason, { now: at, detail });
+  const result = await suppress(db, accountId, email, reason, { now: at, detail });
+  await applySuppressionToSubscribers(db, accountId, email, reason, at);
+  return result;
 }
 
 /** DELETE /api/v1/suppression: removes the entry; null when the address was not suppressed. */
-export async function resubscribeAddress(db: Queryable, accountId: string, email: string): Promise<SuppressionEntry | null> {
-  return unsuppress(db, accountId, email);
+export async function resubscribeAddress(db: Queryable, accountId: string, email: string, at: Date = new Date()): Promise<SuppressionEntry | null> {
+  const entry = await unsuppress(db, accountId, email);
+  if (entry) await reactivateSubscribers(db, accountId, entry.email, at);
+  return entry;
+}
+
+/**
+ * The bulk add: one statement for the list, then the subscriber statuses for the entries whose
+ * reason implies one (unsubscribe, complaint, hard bounce; manual and import change nothing).
+ */
+export async function suppressManyAddresses(
+  db: Queryable,
+  accountId: string,
+  entries: readonly { email: string; reason?: SuppressionReason }[],
+  defaultReason: SuppressionReason | undefined,
+  at: Date,
+): Promise<{ created: number; existing: number }> {
+  const result = await suppressMany(db, accountId, entries, { defaultReason, now: at });
+  for (const e of entries) {
+    const reason = e.reason ?? defaultReason ?? 'manual';
+    if (reason === 'unsubscribe' || reason === 'complaint' || reason === 'hard_bounce') {
+      await applySuppressionToSubscribers(db, accountId, e.email, reason, at);
+    }
+  }
+  return result;
 }

@@ -24,6 +24,8 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
   const app = Fastify({
     logger: opts.logger === false ? false : { level: deps.config.logLevel, redact: REDACT },
     bodyLimit: deps.config.bodyLimit,
+    // Subscribers are addressed by email in the path; an address may be 254 octets, encoded more.
+    maxParamLength: 800,
     genReqId: () => `req_${randomBytes(8).toString('hex')}`,
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: true } },

@@ -4,9 +4,14 @@ import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';
+import { runPendingImports } from '../domain/imports.js';
 import { DeliveryEngine } from './delivery.js';
 import { Notifications } from './notifications.js';
 import { startWebhookDispatcher } from './webhooks.js';
+import { sendConfirmationMails } from '../domain/confirmation-mail.js';
+import { TrackingLinks } from '../domain/tracking-links.js';
+import { withTransaction } from '../db/pool.js';
+import { notifySoon } from '../db/notify.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -23,6 +28,7 @@ export interface Workers {
 export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const onError = (name: string, err: unknown) => deps.log.error({ err, loop: name }, 'background loop failed; retrying');
   const notifications = new Notifications(deps.pool);
+  const links = new TrackingLinks(deps.config);
   const delivery = new DeliveryEngine(deps);
   const deliveryLoop: Loop = startLoop('delivery', 1000, async () => {
     // A full batch means more is waiting: go again at once instead of sleeping.
@@ -31,8 +37,10 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   notifications.on('postline_messages', () => deliveryLoop.wake());
   const loops: Loop[] = [
     startLoop('maintenance', 60_000, () => runMaintenance(deps.pool, deps.clock), onError),
+    startLoop('subscriber-imports', 1_000, () => runPendingImports(deps.pool), onError),
     deliveryLoop,
     startWebhookDispatcher(deps, onError),
+    startLoop('confirmation-mails', 2_000, () => runConfirmationMails(deps, links), onError),
   ];
   await notifications.start();
   return {
@@ -42,4 +50,14 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await delivery.close();
     },
   };
+}
+
+/** Double opt-in: queue pending confirmation mails as messages, then wake delivery. */
+export async function runConfirmationMails(deps: WorkerDeps, links: TrackingLinks): Promise<number> {
+  const queued = await withTransaction(deps.pool, (tx) => sendConfirmationMails(tx, { config: deps.config, links, now: deps.clock.now() }));
+  if (queued > 0) {
+    notifySoon(deps.pool, 'postline_messages');
+    notifySoon(deps.pool, 'postline_events');
+  }
+  return queued;
 }

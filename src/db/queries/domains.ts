@@ -82,6 +82,16 @@ export async function selectVerifiedDomainByName(db: Queryable, accountId: strin
   return rows[0] ?? null;
 }
 
+// The sender for mail Postline itself sends for an account (double opt-in confirmations):
+// the oldest verified domain, so the choice is stable.
+export async function selectFirstVerifiedDomain(db: Queryable, accountId: string): Promise<DomainRow | null> {
+  const { rows } = await db.query<DomainRow>(
+    `SELECT ${COLUMNS} FROM domains WHERE account_id = $1 AND status = 'verified' ORDER BY id LIMIT 1`,
+    [accountId],
+  );
+  return rows[0] ?? null;
+}
+
 /**
  * One page of an account's domains, keyset-paginated on the time-ordered id; fetches
  * `limit + 1` rows so the caller knows whether another page follows. The direction is one of

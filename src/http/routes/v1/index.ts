@@ -1,4 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import { importRoutes } from './imports.js';
+import { listRoutes } from './lists.js';
+import { segmentRoutes } from './segments.js';
+import { subscriberRoutes } from './subscribers.js';
 import { capturedRoutes } from './captured.js';
 import { domainRoutes } from './domains.js';
 import { emailRoutes } from './emails.js';
@@ -16,4 +20,8 @@ export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(templateRoutes);
   await app.register(suppressionRoutes);
   await app.register(hookRoutes);
+  await app.register(listRoutes);
+  await app.register(subscriberRoutes);
+  await app.register(importRoutes);
+  await app.register(segmentRoutes);
 }

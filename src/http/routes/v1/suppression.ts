@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { withTransaction } from '../../../db/pool.js';
-import { resubscribeAddress } from '../../../domain/address-status.js';
+import { resubscribeAddress, suppressAddress, suppressManyAddresses } from '../../../domain/address-status.js';
 import {
-  checkSuppression, listSuppressions, MAX_BULK_SUPPRESSIONS, suppress, suppressMany, SUPPRESSION_REASONS,
+  checkSuppression, listSuppressions, MAX_BULK_SUPPRESSIONS, SUPPRESSION_REASONS,
 } from '../../../domain/suppression.js';
 import { invalid, notFound } from '../../../errors.js';
 import { ListQuery, listResponse, pageOf } from '../../pagination.js';
@@ -120,10 +120,11 @@ export async function suppressionRoutes(fastify: FastifyInstance): Promise<void>
     const accountId = request.auth.accountId;
     if (entries !== undefined) {
       if (email !== undefined) throw invalid('email', 'send either email or entries, not both');
-      return reply.code(200).send(await suppressMany(pool, accountId, entries, { defaultReason: reason, now: clock.now() }));
+      const now = clock.now();
+      return reply.code(200).send(await withTransaction(pool, (tx) => suppressManyAddresses(tx, accountId, entries, reason, now)));
     }
     if (email === undefined) throw invalid('email', 'is required (or send entries for the bulk form)');
-    const { entry, created } = await suppress(pool, accountId, email, reason, { now: clock.now() });
+    const { entry, created } = await withTransaction(pool, (tx) => suppressAddress(tx, accountId, email, reason ?? 'manual', clock.now()));
     return reply.code(created ? 201 : 200).send(entry);
   });
 

@@ -1,0 +1,85 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { PoolClient } from '../../../db/pool.js';
+import { withTransaction } from '../../../db/pool.js';
+import { Problem } from '../../problem.js';
+
+/**
+ * Shared by the audience routes (lists, subscribers, segments, imports).
+ *
+ * Test keys "pass authentication and request validation but perform no real action" (spec,
+ * Authentication 3). Audience writes with a test key therefore run exactly as live ones —
+ * same validation, same 404s, same upsert outcome — inside a transaction that is rolled back,
+ * and the answer says `sandbox: true`. Nothing is stored and no confirmation mail is queued.
+ */
+export async function audienceWrite<T>(app: FastifyInstance, request: FastifyRequest, fn: (db: PoolClient) => Promise<T>): Promise<{ value: T; sandbox: boolean }> {
+  if (request.auth.mode === 'live') return { value: await withTransaction(app.deps.pool, fn), sandbox: false };
+  const client = await app.deps.pool.connect();
+  try {
+    await client.query('BEGIN');
+    return { value: await fn(client), sandbox: true };
+  } finally {
+    await client.query('ROLLBACK').catch(() => {});
+    client.release();
+  }
+}
+
+/** `{...value, sandbox: true}` for test keys, the value itself for live keys. */
+export function withSandbox<T extends object>(r: { value: T; sandbox: boolean }): T & { sandbox?: true } {
+  return r.sandbox ? { ...r.value, sandbox: true } : r.value;
+}
+
+export const SandboxFlag = Type.Optional(Type.Boolean({ description: 'Present (true) when a test key made the request: nothing was stored' }));
+
+export const SubscriberStatusSchema = Type.Union(
+  [Type.Literal('active'), Type.Literal('unconfirmed'), Type.Literal('unsubscribed'), Type.Literal('bounced'), Type.Literal('complained')],
+  { description: 'active; unconfirmed (double opt-in pending); unsubscribed, bounced, complained (also imposed by a suppression)' },
+);
+
+export const Attributes = Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form JSON object of custom fields (merge fields, segment conditions)' });
+
+export const SubscriberSchema = Type.Object({
+  id: Type.String({ description: 'sub_…; time-ordered, never reused' }),
+  email: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  status: SubscriberStatusSchema,
+  attributes: Attributes,
+  lists: Type.Array(Type.String(), { description: 'Ids of the lists the subscriber is in' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+  sandbox: SandboxFlag,
+});
+
+export const subscriberExample = {
+  id: 'sub_019a6f0c3b2e7d1a9c4b5e6f7a8b9c10',
+  email: 'ada@example.com',
+  name: 'Ada Lovelace',
+  status: 'active',
+  attributes: { plan: 'pro', signupSource: 'webinar' },
+  lists: ['lst_019a6f0c3b2e7d1a9c4b5e6f7a8b9c01'],
+  createdAt: '2026-11-20T10:15:30.123Z',
+  updatedAt: '2026-11-20T10:15:30.123Z',
+};
+
+export const IdParam = Type.Object({ id: Type.String({ maxLength: 200 }) });
+
+/** An error response documented with its own example; served as application/problem+json. */
+export function problem(description: string, example: Record<string, unknown>) {
+  return {
+    description,
+    content: { 'application/problem+json': { schema: Type.Object(Problem.properties, { additionalProperties: true, examples: [example] }) } },
+  };
+}
+
+export function notFoundResponse(what: string, id: string) {
+  return problem(`No ${what} with this id in this account (ids of other accounts are not found either)`, {
+    type: '/docs/errors#not_found', title: 'Not found', status: 404, detail: `${what} ${id} not found`, code: 'not_found',
+  });
+}
+
+export function invalidResponse(description: string, field: string, message: string) {
+  return problem(description, {
+    type: '/docs/errors#validation_failed', title: 'Validation failed', status: 422, detail: `${field}: ${message}`, code: 'validation_failed',
+    errors: [{ field, message }],
+  });
+}
