@@ -19,7 +19,7 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   const banner = await bootstrapDefaultAccount(db.pool, config);
   if (banner) process.stdout.write(banner + '\n');
 
-  const app = role === 'worker' ? null : await buildApp({ config, pool: db.pool, clock });
+  const app = role === 'worker' ? null : await buildApp({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock });
   if (app) {
     await app.listen({ port: config.port, host: config.host });
   }

@@ -5,6 +5,8 @@ import { createPool, type Pool } from './pool.js';
 
 export interface Database {
   pool: Pool;
+  /** Connections whose commits skip the WAL flush: rate-limit counters only. */
+  relaxedPool: Pool;
   url: string;
   /** Closes the pool and, for an embedded server this process owns, stops PostgreSQL. */
   close(): Promise<void>;
@@ -29,18 +31,20 @@ export async function openDatabase(
     stopServer = server.stop;
   }
   const pool = createPool(url, opts.poolSize ?? 20);
+  const relaxedPool = createPool(url, 10, { relaxed: true });
   try {
     if (opts.migrate !== false) await migrate(pool, log);
   } catch (err) {
-    await pool.end();
+    await Promise.all([pool.end(), relaxedPool.end()]);
     await stopServer();
     throw err;
   }
   return {
     pool,
+    relaxedPool,
     url,
     async close() {
-      await pool.end();
+      await Promise.all([pool.end(), relaxedPool.end()]);
       await stopServer();
     },
   };

@@ -8,8 +8,12 @@ export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 // Return BIGINT (count(*), sums) as JS numbers: our counts stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-export function createPool(url: string, max = 20): Pool {
-  const pool = new pg.Pool({ connectionString: url, max });
+/**
+ * `relaxed`: commits don't wait for the WAL flush (synchronous_commit=off). Only for writes
+ * whose loss in a crash is harmless — the rate-limit counters — never for mail or events.
+ */
+export function createPool(url: string, max = 20, opts: { relaxed?: boolean } = {}): Pool {
+  const pool = new pg.Pool({ connectionString: url, max, ...(opts.relaxed ? { options: '-c synchronous_commit=off' } : {}) });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead
   return pool;
 }

@@ -4,7 +4,7 @@ import { insertAcceptedMessages, monthlyUsage, type MessageRow, type SentEventRo
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { compileTemplate, renderTemplate } from '../templates/index.js';
-import { findSendingDomain } from './domains.js';
+import { findSendingDomain, type SendingDomain } from './domains.js';
 import { checkAddresses, checkAttachments, checkContent, checkRawSubject, checkSchedule, type SendRequest } from './send-input.js';
 import { isSuppressed } from './suppression.js';
 import { renderCompiledTemplate, requireTemplateForSend } from './templates.js';
@@ -18,6 +18,13 @@ export interface SendContext {
   mode: 'live' | 'test';
   monthlyQuota: number | null;
   now: Date;
+  /** How to find the verified From domain; the API passes a short-lived cache of it. */
+  findDomain?: (accountId: string, fromEmail: string) => Promise<SendingDomain | null>;
+  /**
+   * How to store one accepted message of an account without a quota; the API passes a
+   * group commit that writes concurrent accepts in one statement. Default: write it alone.
+   */
+  storeAccepted?: (row: MessageRow, event: SentEventRow) => Promise<void>;
 }
 
 export type SendResult =
@@ -77,7 +84,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<{ row: M
     checkContent(req, content);
     return { sandbox: true, id, to: req.to, subject: content.subject };
   }
-  const domain = await findSendingDomain(ctx.db, ctx.accountId, req.from.email);
+  const domain = await (ctx.findDomain ?? ((a, f) => findSendingDomain(ctx.db, a, f)))(ctx.accountId, req.from.email);
   if (!domain) {
     throw new AppError('sender_domain_unverified', `${addresses.from.domain} is not a verified sending domain of this account`, {
       errors: [{ field: 'from.email', message: 'must be on a verified domain of the account' }],
@@ -142,8 +149,12 @@ function accepted(row: MessageRow): SendResult {
 export async function sendEmail(ctx: SendContext, req: SendRequest): Promise<SendResult> {
   const prepared = await prepareSend(ctx, req);
   if ('sandbox' in prepared) return prepared;
-  const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
-  if (!(await insertAcceptedMessages(ctx.db, [prepared.row], [prepared.event], quota))) throw quotaExceeded(ctx);
+  if (ctx.monthlyQuota === null && ctx.storeAccepted) {
+    await ctx.storeAccepted(prepared.row, prepared.event);
+  } else {
+    const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
+    if (!(await insertAcceptedMessages(ctx.db, [prepared.row], [prepared.event], quota))) throw quotaExceeded(ctx);
+  }
   return accepted(prepared.row);
 }
 

@@ -8,6 +8,8 @@ export interface AppDeps {
   config: Config;
   pool: Pool;
   clock: Clock;
+  /** For the per-request rate-limit counter, whose commits need no WAL flush; defaults to pool. */
+  relaxedPool?: Pool;
 }
 
 declare module 'fastify' {

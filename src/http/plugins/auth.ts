@@ -24,7 +24,7 @@ export const authPlugin = fp(async (app: FastifyInstance) => {
     const url = request.routeOptions.url;
     if (!url || !url.startsWith('/api/v1') || request.routeOptions.config.public) return;
     const now = app.deps.clock.now();
-    request.auth = await authenticate(app.deps.pool, presentedKey(request), now);
+    request.auth = await authenticate(app.deps.relaxedPool ?? app.deps.pool, presentedKey(request), now);
     const limit = app.deps.config.rateLimits[request.auth.mode];
     const resetMs = rateWindowStart(now).getTime() + RATE_WINDOW_MS - now.getTime();
     const reset = Math.max(1, Math.ceil(resetMs / 1000));
