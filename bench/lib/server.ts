@@ -23,8 +23,10 @@ export interface BenchCluster {
   stop(): Promise<void>;
 }
 
+/** BENCH_PROFILE_ROLE=worker writes a V8 CPU profile of each such process to BENCH_PROFILE_DIR. */
 function startProcess(role: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['dist/bin/postline.js', 'start', '--role', role], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const profile = process.env.BENCH_PROFILE_ROLE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench-profiles'}`] : [];
+  const child = spawn(process.execPath, [...profile, 'dist/bin/postline.js', 'start', '--role', role], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {

@@ -7,6 +7,9 @@
 import { createPublicKey, generateKeyPair as generateKeyPairCb } from 'node:crypto';
 import { promisify } from 'node:util';
 import { dkimSign, type DKIMSignOptions } from 'mailauth';
+import { installKeyImportCache } from './key-import-cache.js';
+
+installKeyImportCache();
 
 const generateKeyPair = promisify(generateKeyPairCb);
 
