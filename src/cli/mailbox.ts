@@ -1,6 +1,6 @@
+import { finishPage, keyset, pageOf } from '../db/pagination.js';
 import type { Command } from 'commander';
 import { getCaptured, listCaptured } from '../db/queries/captured.js';
-import { finishPage, keyset, pageOf } from '../http/pagination.js';
 import { output, table, withDatabase } from './context.js';
 
 /** `postline mailbox`: what POSTLINE_DELIVERY=capture kept instead of sending. */

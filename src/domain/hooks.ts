@@ -3,6 +3,7 @@
  * what a hook may subscribe to and point at, how a request is built and signed, and what each
  * answer means for the batch (delivered, retried with backoff, dropped, or the hook disabled).
  */
+import { finishPage, type Page } from '../db/pagination.js';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/pool.js';
@@ -10,7 +11,6 @@ import {
   deleteHookRow, insertDelivery, insertHook, selectDeliveryPage, selectHook, selectHookPage, updateHookSecret,
   type DeliveryRow, type HookRow,
 } from '../db/queries/hooks.js';
-import { finishPage, type Page } from '../http/pagination.js';
 import { invalid, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { decryptSecret, encryptSecret } from '../mail/keyring.js';

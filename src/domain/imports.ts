@@ -1,3 +1,4 @@
+import { type Page } from '../db/pagination.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parse as parseCsv } from 'csv-parse/sync';
@@ -10,7 +11,6 @@ import {
 } from '../db/queries/imports.js';
 import { insertMemberships, upsertSubscribers, type UpsertInput } from '../db/queries/subscribers.js';
 import { AppError, invalid, notFound } from '../errors.js';
-import type { Page } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { requireLists } from './lists.js';
 import { checkSubscriberFields, type SubscriberStatus } from './subscribers.js';

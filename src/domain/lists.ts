@@ -1,10 +1,10 @@
+import { type Page } from '../db/pagination.js';
 import type { Queryable } from '../db/pool.js';
 import {
   deleteList as deleteListRow, insertList, selectList, selectListAccount, selectListFlags, selectListPage, updateList as updateListRow,
   type ListPatch, type ListRow,
 } from '../db/queries/lists.js';
 import { AppError, invalid, notFound, type FieldError } from '../errors.js';
-import type { Page } from '../http/pagination.js';
 import { newId } from '../ids.js';
 
 /**

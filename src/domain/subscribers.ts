@@ -1,3 +1,4 @@
+import { type Page } from '../db/pagination.js';
 import type { Queryable } from '../db/pool.js';
 import { insertConfirmations } from '../db/queries/confirmations.js';
 import {
@@ -6,7 +7,6 @@ import {
   type SubscriberFilter, type SubscriberRow, type SubscriberStatus,
 } from '../db/queries/subscribers.js';
 import { AppError, notFound, type FieldError } from '../errors.js';
-import type { Page } from '../http/pagination.js';
 import { hasPrefix, newId } from '../ids.js';
 import { emailKey, parseEmailAddress } from './email-address.js';
 import { requireLists } from './lists.js';

@@ -1,10 +1,10 @@
+import { finishPage, type Page } from '../db/pagination.js';
 import type { Queryable } from '../db/pool.js';
 import {
   deleteSuppression, insertSuppression, insertSuppressions, selectSuppression, selectSuppressionPage, selectSuppressions,
   type SuppressionRow,
 } from '../db/queries/suppressions.js';
 import { AppError, invalid, type FieldError } from '../errors.js';
-import { finishPage, type Page } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { emailKey, parseEmailAddress, type EmailAddress } from './email-address.js';
 

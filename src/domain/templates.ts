@@ -1,10 +1,10 @@
+import { finishPage, type Page } from '../db/pagination.js';
 import type { Queryable } from '../db/pool.js';
 import {
   deleteTemplate as deleteTemplateRow, insertTemplate, selectFolderCounts, selectTemplate, selectTemplatePage,
   updateTemplate as updateTemplateRow, type TemplatePatch, type TemplateRow, type TemplateSummaryRow,
 } from '../db/queries/templates.js';
 import { AppError, notFound, type FieldError } from '../errors.js';
-import { finishPage, type Page } from '../http/pagination.js';
 import { hasPrefix, newId } from '../ids.js';
 import { parseTemplate, renderTemplate, templateAppError, type Template, type TemplateVariables } from '../templates/index.js';
 

@@ -1,4 +1,4 @@
-import { keyset, type Page } from '../../http/pagination.js';
+import { keyset, type Page } from '../pagination.js';
 import type { Queryable } from '../pool.js';
 
 export interface HookRow {

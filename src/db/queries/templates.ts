@@ -1,5 +1,4 @@
-import type { Page } from '../../http/pagination.js';
-import { keyset } from '../../http/pagination.js';
+import { type Page, keyset } from '../pagination.js';
 import type { Queryable } from '../pool.js';
 
 export interface TemplateRow {

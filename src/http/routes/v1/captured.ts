@@ -1,8 +1,9 @@
+import { finishPage, keyset, pageOf } from '../../../db/pagination.js';
+import { ListQuery } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { getCaptured, listCaptured } from '../../../db/queries/captured.js';
 import { notFound } from '../../../errors.js';
-import { finishPage, keyset, ListQuery, pageOf } from '../../pagination.js';
 
 const CapturedItem = Type.Object({
   id: Type.String({ description: 'The message id' }),

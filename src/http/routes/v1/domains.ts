@@ -1,3 +1,5 @@
+import { finishPage, pageOf } from '../../../db/pagination.js';
+import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -5,7 +7,6 @@ import {
   createDomain, dnsTargetsOf, getDomain, listDomainPage, removeDomain, verifyDomain, verifyTrackingDomain,
 } from '../../../domain/domains.js';
 import { createMailDns } from '../../../mail/dns.js';
-import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { Problem } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);

@@ -1,3 +1,5 @@
+import { finishPage, keyset, pageOf } from '../../../db/pagination.js';
+import { ListQuery } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { notifySoon } from '../../../db/notify.js';
@@ -12,7 +14,6 @@ import { TrackingLinks } from '../../../domain/tracking-links.js';
 import { notFound } from '../../../errors.js';
 import { ERROR_CODES } from '../../../errors.js';
 import { STATUS_OF } from '../../problem.js';
-import { finishPage, keyset, ListQuery, pageOf } from '../../pagination.js';
 import type { FastifyRequest } from 'fastify';
 
 const Email = Type.String({ minLength: 3, maxLength: 254, description: 'A bare address: name@example.com' });

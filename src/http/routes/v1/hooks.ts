@@ -1,3 +1,5 @@
+import { pageOf } from '../../../db/pagination.js';
+import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -5,7 +7,6 @@ import { EVENT_TYPES, type EventType } from '../../../domain/events.js';
 import {
   createHook, deleteHook, EVENT_SHORT_NAMES, getHook, listHookDeliveries, listHooks, rotateHookSecret, sendTestDelivery,
 } from '../../../domain/hooks.js';
-import { ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { Problem } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);

@@ -1,9 +1,10 @@
+import { finishPage, pageOf } from '../../../db/pagination.js';
+import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createImport, getImport, IMPORT_MAX_ROWS, listImports, simulateImport, type ImportSource } from '../../../domain/imports.js';
 import { invalid } from '../../../errors.js';
-import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
 
 /** 100,000 rows with a few attributes each fit well within this. */

@@ -1,8 +1,9 @@
+import { finishPage, pageOf } from '../../../db/pagination.js';
+import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createList, deleteList, getList, listLists, updateList } from '../../../domain/lists.js';
-import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
 
 const ListSchema = Type.Object({

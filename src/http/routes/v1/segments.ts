@@ -1,9 +1,10 @@
+import { finishPage, pageOf } from '../../../db/pagination.js';
+import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { SEGMENT_FIELDS, SEGMENT_OPS } from '../../../domain/segment-sql.js';
 import { createSegment, deleteSegment, getSegment, listSegments, segmentSubscribers, updateSegment } from '../../../domain/segments.js';
-import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import {
   audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, SubscriberSchema, subscriberExample, withSandbox,
 } from './audience-common.js';

@@ -1,3 +1,5 @@
+import { finishPage, pageOf } from '../../../db/pagination.js';
+import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -5,7 +7,6 @@ import { confirmByToken } from '../../../domain/double-opt-in.js';
 import {
   deleteSubscriber, getSubscriber, listSubscribers, updateSubscriber, upsertSubscriber,
 } from '../../../domain/subscribers.js';
-import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import {
   Attributes, audienceWrite, invalidResponse, notFoundResponse, problem, SubscriberSchema, SubscriberStatusSchema, subscriberExample, withSandbox,
 } from './audience-common.js';

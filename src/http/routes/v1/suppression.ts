@@ -1,3 +1,5 @@
+import { pageOf } from '../../../db/pagination.js';
+import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -7,7 +9,6 @@ import {
   checkSuppression, listSuppressions, MAX_BULK_SUPPRESSIONS, SUPPRESSION_REASONS,
 } from '../../../domain/suppression.js';
 import { invalid, notFound } from '../../../errors.js';
-import { ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { Problem } from '../../problem.js';
 
 const Reason = Type.Enum(SUPPRESSION_REASONS, {
