@@ -9,48 +9,22 @@
  *   npm run bench:tracking -- [--connections 50] [--duration 10] [--messages 50]
  */
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config.js';
-import { freePort } from '../src/db/embedded.js';
-import { openDatabase } from '../src/db/open.js';
 import { createAccount } from '../src/domain/accounts.js';
 import { createApiKey } from '../src/domain/apiKeys.js';
 import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains.js';
 import { TrackingLinks } from '../src/domain/tracking-links.js';
+import { startCluster } from './lib/server.js';
 
 const { values } = parseArgs({
   options: { connections: { type: 'string', default: '50' }, duration: { type: 'string', default: '10' }, messages: { type: 'string', default: '50' } },
 });
-const dataDir = mkdtempSync(join(tmpdir(), 'postline-bench-'));
-const port = await freePort();
-const env = {
-  ...process.env,
-  POSTLINE_DATA_DIR: dataDir,
-  PORT: String(port),
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  POSTLINE_DELIVERY: 'capture',
-  POSTLINE_BASE_URL: `http://127.0.0.1:${port}`,
-};
-const config = loadConfig(env); // generates the secret into the data dir before the server reads it
-
-const server = spawn(process.execPath, ['dist/bin/postline.js', 'start', '--role', 'api'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-await new Promise<void>((resolve, reject) => {
-  let out = '';
-  server.stdout.on('data', (d) => {
-    out += d;
-    if (out.includes('postline ready')) resolve();
-  });
-  server.on('exit', (code) => reject(new Error(`server exited ${code}`)));
-});
-const base = `http://127.0.0.1:${port}`;
+const cluster = await startCluster(['api'], { POSTLINE_DELIVERY: 'capture' });
+const { config } = cluster;
+const base = `http://127.0.0.1:${cluster.port}`;
 
 // An account with a verified domain, and messages accepted through the API.
-const db = await openDatabase(config, { owner: false, poolSize: 4 });
+const db = cluster.db;
 const account = await createAccount(db.pool, { name: 'bench' });
 const { key } = await createApiKey(db.pool, { accountId: account.id, mode: 'live' });
 const domain = await createDomain(db.pool, { accountId: account.id, name: 'bench.example', now: new Date() }, { secret: config.secret, targets: dnsTargetsOf(config) });
@@ -90,7 +64,4 @@ process.stdout.write(
     `click events recorded ${rows[0].n}`,
   ].join('\n') + '\n',
 );
-await db.close();
-server.kill('SIGINT');
-await new Promise((r) => server.once('exit', r));
-rmSync(dataDir, { recursive: true, force: true });
+await cluster.stop();
