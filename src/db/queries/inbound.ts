@@ -1,3 +1,4 @@
+import type { DsnRecipient } from '../../mail/dsn.js';
 import type { Queryable } from '../pool.js';
 import type { MessageRow } from './messages.js';
 
@@ -53,17 +54,8 @@ export async function insertInboundMessage(db: Queryable, m: InboundMessageInser
   );
 }
 
-export interface BounceReportInsert {
-  finalRecipient: string;
-  originalRecipient: string | null;
-  action: string | null;
-  status: string | null;
-  diagnosticCode: string | null;
-  remoteMta: string | null;
-  classification: 'hard' | 'soft' | 'delivered' | 'other';
-  email: string | null;
-  eventId: string | null;
-}
+/** One recipient block of a DSN as parsed, plus what we matched and recorded for it. */
+export type BounceReportInsert = DsnRecipient & { email: string | null; eventId: string | null };
 
 // All recipients of one DSN in one statement (arrays unnested server-side).
 export async function insertBounceReports(
