@@ -22,6 +22,9 @@ export interface Config {
   smtpPort: number;
   webhookAllowPrivate: boolean;
   bodyLimit: number;
+  /** Messages one worker process has in flight at once, and SMTP connections per MX host. */
+  deliveryConcurrency: number;
+  mxConnectionsPerHost: number;
   /** Requests per minute per account: live keys, and all test keys together. */
   rateLimits: { live: number; test: number };
   logLevel: string;
@@ -129,6 +132,8 @@ export function loadConfig(env: Env = process.env): Config {
     smtpPort: int(env, 'POSTLINE_SMTP_PORT', 2525, 0, 65535),
     webhookAllowPrivate: bool(env, 'POSTLINE_WEBHOOK_ALLOW_PRIVATE'),
     bodyLimit: int(env, 'POSTLINE_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    deliveryConcurrency: int(env, 'POSTLINE_DELIVERY_CONCURRENCY', 200, 1, 10_000),
+    mxConnectionsPerHost: int(env, 'POSTLINE_MX_CONNECTIONS_PER_HOST', 10, 1, 1000),
     rateLimits: {
       live: int(env, 'POSTLINE_RATE_LIMIT_LIVE', 600, 1, 100_000_000),
       test: int(env, 'POSTLINE_RATE_LIMIT_TEST', 120, 1, 100_000_000),

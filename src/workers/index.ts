@@ -5,7 +5,7 @@ import type { Pool } from '../db/pool.js';
 import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';
 import { runPendingImports } from '../domain/imports.js';
-import { DeliveryEngine } from './delivery.js';
+import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from './delivery.js';
 import { Notifications } from './notifications.js';
 import { startWebhookDispatcher } from './webhooks.js';
 import { sendConfirmationMails } from '../domain/confirmation-mail.js';
@@ -29,7 +29,11 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const onError = (name: string, err: unknown) => deps.log.error({ err, loop: name }, 'background loop failed; retrying');
   const notifications = new Notifications(deps.pool);
   const links = new TrackingLinks(deps.config);
-  const delivery = new DeliveryEngine(deps);
+  const delivery = new DeliveryEngine(deps, {
+    ...DEFAULT_DELIVERY_OPTIONS,
+    batchSize: deps.config.deliveryConcurrency,
+    maxConnectionsPerHost: deps.config.mxConnectionsPerHost,
+  });
   const deliveryLoop: Loop = startLoop('delivery', 1000, async () => {
     // A full batch means more is waiting: go again at once instead of sleeping.
     if ((await delivery.runOnce()) > 0) deliveryLoop.wake();

@@ -17,6 +17,9 @@ test('config: defaults follow DESIGN.md §3', () => {
   assert.equal(c.mxPort, 25);
   assert.equal(c.webhookAllowPrivate, false);
   assert.equal(c.bodyLimit, 10 * 1024 * 1024);
+  assert.equal(c.deliveryConcurrency, 200);
+  assert.equal(c.mxConnectionsPerHost, 10);
+  assert.deepEqual(c.rateLimits, { live: 600, test: 120 });
 });
 
 test('config: generated secrets persist in the data dir', () => {
@@ -38,6 +41,8 @@ test('config: a bad value names the variable', () => {
     { POSTLINE_DNS_SERVERS: 'dns.example:53' },
     { POSTLINE_WEBHOOK_ALLOW_PRIVATE: 'maybe' },
     { DATABASE_URL: 'mysql://x' },
+    { POSTLINE_DELIVERY_CONCURRENCY: '0' },
+    { POSTLINE_MX_CONNECTIONS_PER_HOST: 'many' },
   ];
   for (const env of cases) {
     const name = Object.keys(env)[0] === 'POSTLINE_DELIVERY' && env.POSTLINE_DELIVERY === 'relay' ? 'POSTLINE_SMTP_RELAY' : Object.keys(env)[0];
