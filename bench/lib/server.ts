@@ -18,6 +18,8 @@ export interface BenchCluster {
   /** A pool on the cluster's database (for setup and for reading results). */
   db: Database;
   processes: ChildProcess[];
+  /** Starts one more process (a worker started after messages were accepted, say). */
+  addProcess(role: string): Promise<void>;
   /** Peak resident set size of each server process so far, in MB. */
   peakRssMb(): number[];
   stop(): Promise<void>;
@@ -74,6 +76,10 @@ export async function startCluster(roles: string[], extraEnv: Record<string, str
     config,
     db,
     processes,
+    async addProcess(role: string) {
+      processes.push(await startProcess(role, { ...env, PORT: String(await freePort()) }));
+      peaks.push(0);
+    },
     peakRssMb: () => {
       sample();
       return peaks.map((p) => Math.round(p));
