@@ -18,18 +18,39 @@ export function createPool(url: string, max = 20, opts: { relaxed?: boolean } = 
   return pool;
 }
 
+const afterCommitHooks = new WeakMap<PoolClient, ((pool: Pool) => void)[]>();
+
+/**
+ * Runs `fn` once what `db` wrote is committed: at once on a pool (autocommit), after COMMIT
+ * inside withTransaction, never if the transaction rolls back. For wake-ups that must not
+ * happen before the data is visible (and must not be inside the transaction: db/notify.ts).
+ */
+export function afterCommit(db: Queryable, fn: (pool: Pool) => void): void {
+  if (db instanceof pg.Pool) {
+    fn(db);
+    return;
+  }
+  const hooks = afterCommitHooks.get(db as PoolClient);
+  if (hooks) hooks.push(fn);
+}
+
 /** Runs `fn` in a transaction; commits on success, rolls back on any error. */
 export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  const hooks: ((pool: Pool) => void)[] = [];
+  afterCommitHooks.set(client, hooks);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
+    afterCommitHooks.delete(client);
+    for (const hook of hooks) hook(pool);
     return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
+    afterCommitHooks.delete(client);
     client.release();
   }
 }

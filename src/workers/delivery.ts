@@ -17,7 +17,6 @@ import { deriveKey } from '../mail/keyring.js';
 import { SmtpSender } from '../mail/smtp.js';
 import { claimDueMessages, completeMessages } from '../queue/messages.js';
 import { captureMessage } from '../db/queries/captured.js';
-import { notifySoon } from '../db/notify.js';
 
 export interface DeliveryDeps {
   pool: Pool;
@@ -69,7 +68,6 @@ export class DeliveryEngine {
     if (claimed.length === 0) return 0;
     const planned = await Promise.all(claimed.map((m) => this.deliverOne(m)));
     await this.record(planned.filter((p): p is PlannedOutcome => p !== null));
-    notifySoon(this.deps.pool, 'postline_events');
     return claimed.length;
   }
 

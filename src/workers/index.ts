@@ -39,11 +39,13 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     if ((await delivery.runOnce()) > 0) deliveryLoop.wake();
   }, onError);
   notifications.on('postline_messages', () => deliveryLoop.wake());
+  const webhooks = startWebhookDispatcher(deps, onError);
+  notifications.on('postline_events', () => webhooks.wake());
   const loops: Loop[] = [
     startLoop('maintenance', 60_000, () => runMaintenance(deps.pool, deps.clock), onError),
     startLoop('subscriber-imports', 1_000, () => runPendingImports(deps.pool), onError),
     deliveryLoop,
-    startWebhookDispatcher(deps, onError),
+    webhooks,
     startLoop('confirmation-mails', 2_000, () => runConfirmationMails(deps, links), onError),
   ];
   await notifications.start();

@@ -24,6 +24,8 @@ export class Notifications {
       client.on('notification', (n) => this.handlers.get(n.channel)?.forEach((h) => h()));
       client.on('error', () => this.reconnect());
       for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
+      // Catch up on whatever was written while nobody was listening (start, reconnect).
+      for (const hs of this.handlers.values()) hs.forEach((h) => h());
     } catch {
       this.reconnect();
     }

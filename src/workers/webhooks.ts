@@ -2,14 +2,14 @@
  * The webhook dispatcher: lease due hooks, send each its oldest queued events in batches of
  * ≤ 500, record each outcome. One batch in flight per hook keeps each hook's order; hooks run
  * side by side. It wakes on NOTIFY postline_events (event writers poke it after commit, see
- * db/notify.ts), whenever a hook is given back (a backlog drains without waiting for a timer),
+ * db/notify.ts; the worker role's one LISTEN connection, workers/notifications.ts, calls wake), whenever a hook is given back (a backlog drains without waiting for a timer),
  * and once a second as a fallback for a lost notification or a backoff that has come due.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Pool, PoolClient } from '../db/pool.js';
+import type { Pool } from '../db/pool.js';
 import { toApiEvent, type ApiEvent } from '../domain/events.js';
 import {
   BATCH_SIZE, classifyAttempt, describeResult, hookSecret, REQUEST_TIMEOUT_MS, webhookRequest,
@@ -150,65 +150,12 @@ export function startWebhookDispatcher(
     }
   };
   const loop = startLoop('webhooks', POLL_MS, step, onError);
-  const listener = listenForEvents(deps.pool, () => loop.wake(), (err) => onError('webhooks-listen', err));
 
   return {
     wake: () => loop.wake(),
     async stop() {
-      listener.stop();
       await loop.stop();
       while (inFlight.size > 0) await Promise.all([...inFlight]);
-    },
-  };
-}
-
-/**
- * LISTEN postline_events on a connection of its own, held for the dispatcher's life and
- * re-opened a second after it breaks (polling covers the gap).
- */
-function listenForEvents(pool: Pool, onNotify: () => void, onError: (err: unknown) => void): { stop(): void } {
-  let client: PoolClient | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  let stopped = false;
-
-  const drop = (c: PoolClient, err?: Error) => {
-    if (client !== c) return;
-    client = undefined;
-    c.release(err ?? true);
-    if (!stopped) retry = setTimeout(connect, POLL_MS);
-  };
-  const connect = async () => {
-    retry = undefined;
-    let c: PoolClient;
-    try {
-      c = await pool.connect();
-    } catch (err) {
-      onError(err);
-      if (!stopped) retry = setTimeout(connect, POLL_MS);
-      return;
-    }
-    if (stopped) return c.release(true);
-    client = c;
-    c.on('notification', onNotify);
-    c.on('error', (err) => {
-      if (client !== c) return; // already given up (stopping, or replaced)
-      onError(err);
-      drop(c, err);
-    });
-    try {
-      await c.query('LISTEN postline_events');
-      onNotify(); // catch up on whatever was recorded while not listening
-    } catch (err) {
-      onError(err);
-      drop(c, err as Error);
-    }
-  };
-  void connect();
-  return {
-    stop() {
-      stopped = true;
-      if (retry) clearTimeout(retry);
-      if (client) drop(client);
     },
   };
 }

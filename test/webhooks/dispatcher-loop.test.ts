@@ -6,6 +6,7 @@ import { notifySoon } from '../../src/db/notify.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { recordEvents } from '../../src/domain/events.js';
 import { startWebhookDispatcher } from '../../src/workers/webhooks.js';
+import { Notifications } from '../../src/workers/notifications.js';
 
 // The real loop on the system clock: NOTIFY wakes it, a backlog drains without timers.
 // Event writers poke 'postline_events' after they commit (db/notify.ts); so does this test.
@@ -20,6 +21,10 @@ const hook = (await app.inject({
 
 const errors: unknown[] = [];
 const dispatcher = startWebhookDispatcher({ config, pool, clock }, (_name, err) => errors.push(err));
+// As in the worker role: one LISTEN connection wakes the dispatcher.
+const notifications = new Notifications(pool);
+notifications.on('postline_events', () => dispatcher.wake());
+await notifications.start();
 
 test('an event committed reaches the receiver well under the 1 s poll: NOTIFY wakes the dispatcher', async () => {
   await new Promise((r) => setTimeout(r, 300)); // LISTEN in place, first poll done
@@ -60,6 +65,7 @@ test('stop() waits for the batch in flight and records its outcome', async () =>
     await receiver.waitFor(before + 1, 5000);
   } finally {
     await dispatcher.stop(); // also before the pool closes, whatever happened above
+    await notifications.stop();
   }
   const { rows } = await pool.query(`SELECT count(*)::int AS n FROM hook_queue WHERE hook_id = $1`, [hook.id]);
   assert.equal(rows[0].n, 0, 'the slow batch completed before stop() returned');

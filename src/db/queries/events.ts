@@ -1,4 +1,5 @@
-import type { Queryable } from '../pool.js';
+import { notifySoon } from '../notify.js';
+import { afterCommit, type Queryable } from '../pool.js';
 
 export interface EventRow {
   seq: number;
@@ -15,7 +16,8 @@ export interface EventRow {
 /**
  * Inserts many events in one statement (arrays unnested server-side), so a batch of delivery
  * outcomes costs one round trip. Callers pass the transaction that makes the change the
- * events describe: that is what makes the events table a reliable outbox.
+ * events describe: that is what makes the events table a reliable outbox. Webhook
+ * dispatchers are woken once it commits.
  */
 export async function insertEvents(
   db: Queryable,
@@ -36,6 +38,7 @@ export async function insertEvents(
       rows.map((r) => r.occurredAt),
     ],
   );
+  afterCommit(db, (pool) => notifySoon(pool, 'postline_events'));
 }
 
 // The timeline of one message, oldest first.

@@ -1,10 +1,11 @@
-import type { Queryable } from '../pool.js';
+import { notifySoon } from '../notify.js';
+import { afterCommit, type Queryable } from '../pool.js';
 
 /**
  * The tracking endpoints' statements. Clicks and opens are the hottest writes a recipient can
  * cause, so they are written in batches (db/group-commit.ts): ONE statement per batch finds
- * the messages, inserts the events in arrival order and NOTIFYs the webhook dispatchers once
- * (delivered at commit). Message bodies are never loaded.
+ * the messages and inserts the events in arrival order; the webhook dispatchers are woken
+ * after it commits. Message bodies are never loaded.
  */
 
 export interface TrackedVisit {
@@ -37,11 +38,11 @@ export async function insertClickEvents(db: Queryable, visits: (TrackedVisit & {
         ORDER BY v.ord
        RETURNING id
      )
-     SELECT (SELECT array_agg(id) FROM e) AS ids,
-            CASE WHEN EXISTS (SELECT 1 FROM e) THEN pg_notify('postline_events', '') END`,
+     SELECT (SELECT array_agg(id) FROM e) AS ids`,
     [...visitArrays(visits), visits.map((v) => v.url)],
   );
   const inserted = new Set(rows[0].ids ?? []);
+  if (inserted.size > 0) afterCommit(db, (pool) => notifySoon(pool, 'postline_events'));
   return visits.map((v) => inserted.has(v.id));
 }
 
@@ -74,12 +75,12 @@ export async function insertOpenEvents(db: Queryable, visits: TrackedVisit[]): P
         ORDER BY v.ord
        RETURNING id
      )
-     SELECT (SELECT array_agg(id) FROM first) AS first, (SELECT array_agg(id) FROM again) AS again,
-            CASE WHEN EXISTS (SELECT 1 FROM first) OR EXISTS (SELECT 1 FROM again) THEN pg_notify('postline_events', '') END`,
+     SELECT (SELECT array_agg(id) FROM first) AS first, (SELECT array_agg(id) FROM again) AS again`,
     visitArrays(visits),
   );
   const first = new Set(rows[0].first ?? []);
   const again = new Set(rows[0].again ?? []);
+  if (first.size + again.size > 0) afterCommit(db, (pool) => notifySoon(pool, 'postline_events'));
   return visits.map((v) => (first.has(v.id) ? { unique: true } : again.has(v.id) ? { unique: false } : null));
 }
 
