@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { ErrorCode } from '../errors.js';
+import { ERROR_CODES, type ErrorCode, type FieldError } from '../errors.js';
 
 /** HTTP status for each error code of the registry (DESIGN.md §5). Only http/ knows this. */
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -47,3 +47,31 @@ export const COMMON_ERROR_RESPONSES: Record<number, { description: string }> = {
   429: { description: 'Rate limit or quota exceeded; see Retry-After' },
   500: { description: 'Internal error; the body carries a requestId' },
 };
+
+/**
+ * An error response for a route's OpenAPI schema, served as application/problem+json, with
+ * an example built by the same code as real problems (so titles and statuses cannot drift).
+ */
+export function problemResponse(description: string, code: ErrorCode, detail: string, errors?: FieldError[], members?: Record<string, unknown>) {
+  return {
+    description,
+    content: {
+      'application/problem+json': {
+        schema: Type.Object(Problem.properties, { additionalProperties: true, examples: [problemBody(code, detail, errors, members)] }),
+      },
+    },
+  };
+}
+
+/** The members every problem document has; the error handler adds instance and requestId. */
+export function problemBody(code: ErrorCode, detail: string, errors?: FieldError[], members?: Record<string, unknown>) {
+  return {
+    type: `/docs/errors#${code}`,
+    title: ERROR_CODES[code],
+    status: STATUS_OF[code],
+    detail,
+    code,
+    ...(errors ? { errors } : {}),
+    ...members,
+  };
+}

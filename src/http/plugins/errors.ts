@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError, ERROR_CODES, type ErrorCode, type FieldError } from '../../errors.js';
-import { STATUS_OF } from '../problem.js';
+import { AppError, type ErrorCode, type FieldError } from '../../errors.js';
+import { problemBody, STATUS_OF } from '../problem.js';
 
 export function sendProblem(
   request: FastifyRequest,
@@ -10,22 +10,12 @@ export function sendProblem(
   detail: string,
   extra: { errors?: FieldError[]; retryAfter?: number; members?: Record<string, unknown> } = {},
 ): FastifyReply {
-  const status = STATUS_OF[code];
   if (extra.retryAfter !== undefined) reply.header('Retry-After', String(extra.retryAfter));
+  const { errors, members } = extra;
   return reply
-    .code(status)
+    .code(STATUS_OF[code])
     .type('application/problem+json')
-    .send({
-      type: `/docs/errors#${code}`,
-      title: ERROR_CODES[code],
-      status,
-      detail,
-      code,
-      instance: request.url.split('?')[0],
-      requestId: request.id,
-      ...(extra.errors ? { errors: extra.errors } : {}),
-      ...extra.members,
-    });
+    .send({ ...problemBody(code, detail, errors, members), instance: request.url.split('?')[0], requestId: request.id });
 }
 
 /** "/body/from/email" or "body.from.email" → "from.email" */

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { processArf } from '../../domain/complaints.js';
 import { AppError } from '../../errors.js';
 import { deriveKey } from '../../mail/keyring.js';
-import { Problem } from '../problem.js';
+import { problemResponse } from '../problem.js';
 
 /** The report with its original (attachments and all): the same limit as the SMTP listener. */
 export const FBL_BODY_LIMIT = 10 * 1024 * 1024;
@@ -26,10 +26,6 @@ const Result = Type.Object({
   email: Type.Union([Type.String(), Type.Null()], { description: 'The complaining address (now suppressed when matched); when unmatched, the reported address, if any' }),
 });
 
-const problem = (description: string, example: Record<string, unknown>) => ({
-  description,
-  content: { 'application/problem+json': { schema: Type.Object(Problem.properties, { additionalProperties: true, examples: [example] }) } },
-});
 
 /**
  * Complaint intake (DESIGN.md §10, docs/complaints-and-bounces.md): `POST /api/fbl/inbound`,
@@ -79,14 +75,9 @@ export async function fblRoutes(fastify: FastifyInstance): Promise<void> {
             { matched: false, messageId: null, email: 'someone@example.org' },
           ],
         },
-        400: problem('The body is not an ARF report; it is stored anyway', {
-          type: '/docs/errors#invalid_report', title: 'Unreadable report', status: 400, code: 'invalid_report',
-          detail: 'not_multipart_report: Content-Type is text/plain, not multipart/report',
-        }),
-        401: problem('Missing or wrong FBL key', {
-          type: '/docs/errors#unauthorized', title: 'Unauthorized', status: 401, code: 'unauthorized', detail: 'Missing or wrong FBL key (X-FBL-Key header or key query parameter)',
-        }),
-        413: problem('Body over 10 MB', { type: '/docs/errors#payload_too_large', title: 'Payload too large', status: 413, code: 'payload_too_large', detail: 'Request body exceeds the limit of 10485760 bytes' }),
+        400: problemResponse('The body is not an ARF report; it is stored anyway', 'invalid_report', 'not_multipart_report: Content-Type is text/plain, not multipart/report'),
+        401: problemResponse('Missing or wrong FBL key', 'unauthorized', 'Missing or wrong FBL key (X-FBL-Key header or key query parameter)'),
+        413: problemResponse('Body over 10 MB', 'payload_too_large', `Request body exceeds the limit of ${FBL_BODY_LIMIT} bytes`),
       },
     },
     onRequest: async (request) => {

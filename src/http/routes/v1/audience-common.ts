@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { PoolClient } from '../../../db/pool.js';
 import { withTransaction } from '../../../db/pool.js';
-import { Problem } from '../../problem.js';
+import { problemResponse } from '../../problem.js';
 
 /**
  * Shared by the audience routes (lists, subscribers, segments, imports).
@@ -63,23 +63,10 @@ export const subscriberExample = {
 
 export const IdParam = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
-/** An error response documented with its own example; served as application/problem+json. */
-export function problem(description: string, example: Record<string, unknown>) {
-  return {
-    description,
-    content: { 'application/problem+json': { schema: Type.Object(Problem.properties, { additionalProperties: true, examples: [example] }) } },
-  };
-}
-
 export function notFoundResponse(what: string, id: string) {
-  return problem(`No ${what} with this id in this account (ids of other accounts are not found either)`, {
-    type: '/docs/errors#not_found', title: 'Not found', status: 404, detail: `${what} ${id} not found`, code: 'not_found',
-  });
+  return problemResponse(`No ${what} with this id in this account (ids of other accounts are not found either)`, 'not_found', `${what} ${id} not found`);
 }
 
 export function invalidResponse(description: string, field: string, message: string) {
-  return problem(description, {
-    type: '/docs/errors#validation_failed', title: 'Validation failed', status: 422, detail: `${field}: ${message}`, code: 'validation_failed',
-    errors: [{ field, message }],
-  });
+  return problemResponse(description, 'validation_failed', `${field}: ${message}`, [{ field, message }]);
 }

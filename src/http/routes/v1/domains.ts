@@ -7,7 +7,7 @@ import {
   createDomain, dnsTargetsOf, getDomain, listDomainPage, removeDomain, verifyDomain, verifyTrackingDomain,
 } from '../../../domain/domains.js';
 import { createMailDns } from '../../../mail/dns.js';
-import { Problem } from '../../problem.js';
+import { problemResponse } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
@@ -81,19 +81,13 @@ const CreateBody = Type.Object(
 );
 const IdParams = Type.Object({ id: Type.String({ description: 'Domain id (dom_…)' }) });
 
-const problem = (description: string, example: Record<string, unknown>) =>
-  Type.Object(Problem.properties, { additionalProperties: true, description, examples: [example] });
-const NotFound = problem('No domain with this id in this account (ids of other accounts are not found either)', {
-  type: '/docs/errors#not_found', title: 'Not found', status: 404, detail: `domain ${ID} not found`, code: 'not_found',
-});
-const Conflict = problem('The account already has this domain', {
-  type: '/docs/errors#conflict', title: 'Conflict', status: 409, detail: 'This account already has the domain example.com', code: 'conflict',
-  errors: [{ field: 'name', message: 'is already added to this account' }],
-});
-const Unprocessable = problem('validation_failed: not a usable domain name', {
-  type: '/docs/errors#validation_failed', title: 'Validation failed', status: 422, code: 'validation_failed',
-  detail: 'name: must have at least two labels, like example.com', errors: [{ field: 'name', message: 'must have at least two labels, like example.com' }],
-});
+const NotFound = problemResponse('No domain with this id in this account (ids of other accounts are not found either)', 'not_found', `domain ${ID} not found`);
+const Conflict = problemResponse('The account already has this domain', 'conflict', 'This account already has the domain example.com', [
+  { field: 'name', message: 'is already added to this account' },
+]);
+const Unprocessable = problemResponse('validation_failed: not a usable domain name', 'validation_failed', 'name: must have at least two labels, like example.com', [
+  { field: 'name', message: 'must have at least two labels, like example.com' },
+]);
 
 /** Sender domains: DKIM keys, DNS records to publish, verification, white-label tracking (docs/domains.md). */
 export async function domainRoutes(fastify: FastifyInstance): Promise<void> {

@@ -12,8 +12,7 @@ import { SEND_LIMITS } from '../../../domain/send-input.js';
 import { sendBatch, sendEmail, type SendContext } from '../../../domain/sending.js';
 import { TrackingLinks } from '../../../domain/tracking-links.js';
 import { notFound } from '../../../errors.js';
-import { ERROR_CODES } from '../../../errors.js';
-import { STATUS_OF } from '../../problem.js';
+import { problemBody } from '../../problem.js';
 import type { FastifyRequest } from 'fastify';
 
 const Email = Type.String({ minLength: 3, maxLength: 254, description: 'A bare address: name@example.com' });
@@ -192,7 +191,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
     return {
       data: results.map((r) =>
         'error' in r
-          ? { index: r.index, error: { status: STATUS_OF[r.error.code], code: r.error.code, title: ERROR_CODES[r.error.code], detail: r.error.message, ...(r.error.errors ? { errors: r.error.errors } : {}) } }
+          ? { index: r.index, error: problemBody(r.error.code, r.error.message, r.error.errors, r.error.extra) }
           : r,
       ),
     };

@@ -7,7 +7,7 @@ import { EVENT_TYPES, type EventType } from '../../../domain/events.js';
 import {
   createHook, deleteHook, EVENT_SHORT_NAMES, getHook, listHookDeliveries, listHooks, rotateHookSecret, sendTestDelivery,
 } from '../../../domain/hooks.js';
-import { Problem } from '../../problem.js';
+import { problemResponse } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
@@ -75,16 +75,13 @@ const TestResult = Type.Object({
   }, { description: 'The made-up event that was sent (data.test = true)' }),
 });
 
-const problem = (description: string, example: Record<string, unknown>) =>
-  Type.Object(Problem.properties, { additionalProperties: true, description, examples: [example] });
-const NotFound = problem('No hook with this id in this account (ids of other accounts are not found either)', {
-  type: '/docs/errors#not_found', title: 'Not found', status: 404, detail: `hook ${ID} not found`, code: 'not_found',
-});
-const Unprocessable = problem('validation_failed: an unknown event name, no events, or a URL that is not http(s), carries credentials, or points at a private address', {
-  type: '/docs/errors#validation_failed', title: 'Validation failed', status: 422, code: 'validation_failed',
-  detail: 'url: is refused: 10.0.0.5 is not a public address: private (10.0.0.0/8)',
-  errors: [{ field: 'url', message: 'is refused: 10.0.0.5 is not a public address: private (10.0.0.0/8)' }],
-});
+const NotFound = problemResponse('No hook with this id in this account (ids of other accounts are not found either)', 'not_found', `hook ${ID} not found`);
+const Unprocessable = problemResponse(
+  'validation_failed: an unknown event name, no events, or a URL that is not http(s), carries credentials, or points at a private address',
+  'validation_failed',
+  'url: is refused: 10.0.0.5 is not a public address: private (10.0.0.0/8)',
+  [{ field: 'url', message: 'is refused: 10.0.0.5 is not a public address: private (10.0.0.0/8)' }],
+);
 
 /** Webhook subscriptions, their attempt log, secret rotation and test sends (docs/webhooks.md). */
 export async function hookRoutes(fastify: FastifyInstance): Promise<void> {

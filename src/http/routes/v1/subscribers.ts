@@ -8,8 +8,9 @@ import {
   deleteSubscriber, getSubscriber, listSubscribers, updateSubscriber, upsertSubscriber,
 } from '../../../domain/subscribers.js';
 import {
-  Attributes, audienceWrite, invalidResponse, notFoundResponse, problem, SubscriberSchema, SubscriberStatusSchema, subscriberExample, withSandbox,
+  Attributes, audienceWrite, invalidResponse, notFoundResponse, SubscriberSchema, SubscriberStatusSchema, subscriberExample, withSandbox,
 } from './audience-common.js';
+import { problemResponse } from '../../problem.js';
 
 const SettableStatus = Type.Union([Type.Literal('active'), Type.Literal('unconfirmed'), Type.Literal('unsubscribed')]);
 const ListIds = Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100 });
@@ -41,13 +42,12 @@ const PatchBody = Type.Object({
 
 const NotFound = notFoundResponse('subscriber', subscriberExample.id);
 const Invalid = invalidResponse('validation_failed: e.g. an invalid address, an unknown list, a status only the system sets', 'list', 'unknown list lst_019a6f0c3b2e7d1a9c4b5e6f7a8b9c99');
-const PatchRefused = problem('validation_failed as for create; recipient_suppressed when the status contradicts a suppression of the address', {
-  type: '/docs/errors#recipient_suppressed', title: 'Recipient suppressed', status: 422, code: 'recipient_suppressed',
-  detail: 'ada@example.com is on the suppression list, so its status stays unsubscribed; remove it with DELETE /api/v1/suppression to re-subscribe',
-});
-const Conflict = problem('Another subscriber already has the new address', {
-  type: '/docs/errors#conflict', title: 'Conflict', status: 409, code: 'conflict', detail: 'another subscriber already has the address ada@example.com',
-});
+const PatchRefused = problemResponse(
+  'validation_failed as for create; recipient_suppressed when the status contradicts a suppression of the address',
+  'recipient_suppressed',
+  'ada@example.com is on the suppression list, so its status stays unsubscribed; remove it with DELETE /api/v1/suppression to re-subscribe',
+);
+const Conflict = problemResponse('Another subscriber already has the new address', 'conflict', 'another subscriber already has the address ada@example.com');
 
 const SubscriberQuery = Type.Object({
   ...ListQuery.properties,

@@ -9,7 +9,7 @@ import {
   checkSuppression, listSuppressions, MAX_BULK_SUPPRESSIONS, SUPPRESSION_REASONS,
 } from '../../../domain/suppression.js';
 import { invalid, notFound } from '../../../errors.js';
-import { Problem } from '../../problem.js';
+import { problemResponse } from '../../problem.js';
 
 const Reason = Type.Enum(SUPPRESSION_REASONS, {
   description: 'manual (default; added through the API or dashboard), unsubscribe, hard_bounce, complaint, import',
@@ -66,11 +66,6 @@ const AddBody = Type.Object(
 );
 const EmailQuery = Type.Object({ email: Email });
 
-/** An error response documented with its own example; served as application/problem+json. */
-const problem = (description: string, example: Record<string, unknown>) => ({
-  description,
-  content: { 'application/problem+json': { schema: Type.Object(Problem.properties, { additionalProperties: true, examples: [example] }) } },
-});
 
 /** The suppression list: check, list, add (one or bulk), re-subscribe (docs/suppression.md). */
 export async function suppressionRoutes(fastify: FastifyInstance): Promise<void> {
@@ -110,10 +105,9 @@ export async function suppressionRoutes(fastify: FastifyInstance): Promise<void>
       response: {
         201: { ...Entry, description: 'The address was added', examples: [ENTRY_EXAMPLE] },
         200: { ...Type.Union([Entry, BulkResult]), description: 'Single form: the address was already suppressed, the existing entry unchanged. Bulk form: the counts', examples: [ENTRY_EXAMPLE, { created: 9_870, existing: 130 }] },
-        422: problem('Invalid address or reason; for the bulk form one error per bad entry, and nothing added', {
-          type: '/docs/errors#validation_failed', title: 'Validation failed', status: 422, code: 'validation_failed',
-          detail: '1 invalid entry, nothing was added', errors: [{ field: 'entries.3.email', message: 'is not an email address' }],
-        }),
+        422: problemResponse('Invalid address or reason; for the bulk form one error per bad entry, and nothing added', 'validation_failed', '1 invalid entry, nothing was added', [
+          { field: 'entries.3.email', message: 'is not an email address' },
+        ]),
       },
     },
   }, async (request, reply) => {
@@ -141,9 +135,7 @@ export async function suppressionRoutes(fastify: FastifyInstance): Promise<void>
           description: 'The address was removed from the list',
           examples: [{ email: 'jane.doe@example.com', suppressed: false }],
         },
-        404: problem('The address was not suppressed', {
-          type: '/docs/errors#not_found', title: 'Not found', status: 404, code: 'not_found', detail: 'suppression entry for jane.doe@example.com not found',
-        }),
+        404: problemResponse('The address was not suppressed', 'not_found', 'suppression entry for jane.doe@example.com not found'),
       },
     },
   }, async (request) => {

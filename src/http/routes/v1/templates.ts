@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import {
   createTemplate, deleteTemplate, getTemplate, listTemplates, previewTemplate, templateFolders, TEMPLATE_LIMITS, updateTemplate,
 } from '../../../domain/templates.js';
-import { Problem } from '../../problem.js';
+import { problemResponse } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
 /**
@@ -78,18 +78,14 @@ const Rendered = Type.Object({
   text: Nullable(Type.String()),
 });
 
-/** An error response documented with its own example; served as application/problem+json. */
-const problem = (description: string, example: Record<string, unknown>) => ({
-  description,
-  content: { 'application/problem+json': { schema: Type.Object(Problem.properties, { additionalProperties: true, examples: [example] }) } },
-});
-const NotFound = problem('No template with this id in this account (ids of other accounts are not found either)', {
-  type: '/docs/errors#not_found', title: 'Not found', status: 404, detail: `template ${ID} not found`, code: 'not_found',
-});
-const Unprocessable = problem('validation_failed (schema or size limits), or template_error: a syntax error in subject, html or text, with field, line and column', {
-  type: '/docs/errors#template_error', title: 'Template error', status: 422, code: 'template_error', field: 'html', line: 3, column: 1,
-  detail: 'html: unclosed loop: "[for item in order.items]" has no matching "[/for]" (line 3, column 1)',
-});
+const NotFound = problemResponse('No template with this id in this account (ids of other accounts are not found either)', 'not_found', `template ${ID} not found`);
+const Unprocessable = problemResponse(
+  'validation_failed (schema or size limits), or template_error: a syntax error in subject, html or text, with field, line and column',
+  'template_error',
+  'html: unclosed loop: "[for item in order.items]" has no matching "[/for]" (line 3, column 1)',
+  undefined,
+  { field: 'html', line: 3, column: 1 },
+);
 
 /** Templates: CRUD, folders and the render preview (docs/templates-api.md). */
 export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
