@@ -59,3 +59,20 @@ export function emailKey(input: string): string | null {
   const r = parseEmailAddress(input);
   return r.ok ? r.value.key : null;
 }
+
+/**
+ * The form an address takes in the SMTP envelope: the local part as given and the domain in
+ * its ASCII (punycode) form, or null when the local part is not ASCII. Such an address needs
+ * SMTPUTF8 (RFC 6531) end to end; Postline refuses it at the API (docs/sending.md,
+ * "Internationalised addresses"), and the delivery engine fails, as its own fault, any that
+ * reach it by another path.
+ */
+export function envelopeAddress(input: string): string | null {
+  const r = parseEmailAddress(input);
+  if (!r.ok || !isAsciiLocalPart(r.value.local)) return null;
+  return `${r.value.local}@${r.value.key.slice(r.value.key.lastIndexOf('@') + 1)}`;
+}
+
+export function isAsciiLocalPart(local: string): boolean {
+  return /^[\x00-\x7f]*$/.test(local);
+}

@@ -37,6 +37,9 @@ function footerText(unsubscribeUrl: string): string {
  * rewritten to a signed click URL, the open pixel, the unsubscribe footer in both parts
  * (unless the template placed {{ unsubscribe_url }} itself), RFC 8058 List-Unsubscribe
  * headers, composed once and DKIM-signed (RSA + Ed25519) over the result.
+ *
+ * One row is one envelope recipient (migration 011): the To and Cc headers are the send's,
+ * the envelope recipient (`returnPath` goes with it) is `row.to_email`.
  */
 export async function buildMessage(
   row: MessageRow,
@@ -47,22 +50,32 @@ export async function buildMessage(
   const th = signing.trackingHost;
   const unsubscribeUrl = links.unsubscribe(row.id, th);
   const returnPath = encodeVerp(row.id, opts.bounceDomain, opts.verpKey);
+  // A cc/bcc copy shares the content rendered for the send's `to` row, whose {{ unsubscribe_url }}
+  // names that row: each copy gets its own, so one recipient can never unsubscribe another.
+  const groupId = row.group_id ?? row.id;
+  const ownLinks = (content: string | null): string | null => {
+    if (content === null || groupId === row.id) return content;
+    return content.split(links.unsubscribe(groupId, th)).join(unsubscribeUrl);
+  };
+  const rowHtml = ownLinks(row.html);
+  const rowText = ownLinks(row.text);
   const html =
-    row.html === null
+    rowHtml === null
       ? undefined
-      : rewriteHtml(row.html, {
+      : rewriteHtml(rowHtml, {
           clickUrl: (url) => (url === unsubscribeUrl || !isTrackableUrl(url) ? null : links.click(row.id, url, th)),
           pixelUrl: links.open(row.id, th),
-          footerHtml: row.html.includes(unsubscribeUrl) ? undefined : footerHtml(unsubscribeUrl, signing.domain),
+          footerHtml: rowHtml.includes(unsubscribeUrl) ? undefined : footerHtml(unsubscribeUrl, signing.domain),
         });
   // Without a text part of its own, the text is made from the tracked HTML, so its links are
   // tracked too and it already carries the footer. A text part given by the sender is kept
   // as written, with the footer appended.
-  const baseText = row.text ?? (html !== undefined ? htmlToText(html) : '');
+  const baseText = rowText ?? (html !== undefined ? htmlToText(html) : '');
   const text = baseText.includes(unsubscribeUrl) ? baseText : baseText + footerText(unsubscribeUrl);
   const composed = await composeMessage({
     from: { email: row.from_email, ...(row.from_name ? { name: row.from_name } : {}) },
-    to: row.to_email,
+    // The envelope recipient is row.to_email; the headers are the send's: its To and Cc, never Bcc.
+    to: row.header_to ?? row.to_email,
     cc: row.cc.length > 0 ? row.cc : undefined,
     replyTo: row.reply_to ?? undefined,
     subject: row.subject,
@@ -70,7 +83,9 @@ export async function buildMessage(
     text,
     headers: row.headers,
     attachments: row.attachments.map((a) => ({ filename: a.filename, content: Buffer.from(a.content, 'base64'), contentType: a.contentType })),
-    messageId: `${row.id}@${signing.domain}`,
+    // One send, one Message-ID for every recipient's copy (replies thread together); each
+    // copy still has its own VERP return path and tracking links, which name the row.
+    messageId: `${groupId}@${signing.domain}`,
     date: opts.now,
     listUnsubscribe: { url: links.oneClick(row.id), mailto: `mailto:${returnPath}?subject=unsubscribe` },
   });

@@ -1,6 +1,6 @@
 import { invalid, AppError, type FieldError } from '../errors.js';
 import { validateComposeInput } from '../mail/compose.js';
-import { parseEmailAddress, type EmailAddress } from './email-address.js';
+import { isAsciiLocalPart, parseEmailAddress, type EmailAddress } from './email-address.js';
 
 /** POST /api/v1/emails body, after schema validation. */
 export interface SendRequest {
@@ -40,6 +40,12 @@ export function checkAddresses(req: SendRequest): CheckedAddresses {
   const check = (field: string, value: string): EmailAddress | null => {
     const r = parseEmailAddress(value);
     if (!r.ok) errors.push({ field, message: r.message });
+    // A UTF-8 local part (josé@example.org) travels only over SMTPUTF8, end to end, and most
+    // receiving servers do not offer it: refused here rather than failed later (docs/sending.md).
+    else if (!isAsciiLocalPart(r.value.local)) {
+      errors.push({ field, message: 'internationalised (non-ASCII) local parts are not supported; the domain may be internationalised' });
+      return null;
+    }
     return r.ok ? r.value : null;
   };
   const to = check('to', req.to);

@@ -6,7 +6,8 @@ import { newId } from '../ids.js';
 import { compileTemplate, renderTemplate } from '../templates/index.js';
 import { findSendingDomain, type SendingDomain } from './domains.js';
 import { checkAddresses, checkAttachments, checkContent, checkRawSubject, checkSchedule, type SendRequest } from './send-input.js';
-import { isSuppressed } from './suppression.js';
+import { emailKey } from './email-address.js';
+import { isSuppressed, suppressedAmong } from './suppression.js';
 import { renderCompiledTemplate, requireTemplateForSend } from './templates.js';
 import type { TrackingLinks } from './tracking-links.js';
 
@@ -24,7 +25,29 @@ export interface SendContext {
    * How to store one accepted message of an account without a quota; the API passes a
    * group commit that writes concurrent accepts in one statement. Default: write it alone.
    */
-  storeAccepted?: (row: MessageRow, event: SentEventRow) => Promise<void>;
+  storeAccepted?: (rows: MessageRow[], events: SentEventRow[]) => Promise<void>;
+}
+
+/** One accepted send: a row per envelope recipient (the `to` row first) and their `sent` events. */
+interface PreparedSend {
+  rows: MessageRow[];
+  events: SentEventRow[];
+}
+
+/** The envelope recipients of a send, each address once (the first way it was named wins). */
+export function envelopeRecipients(req: Pick<SendRequest, 'to' | 'cc' | 'bcc'>): { email: string; type: 'to' | 'cc' | 'bcc' }[] {
+  const seen = new Set<string>();
+  const out: { email: string; type: 'to' | 'cc' | 'bcc' }[] = [];
+  const add = (email: string, type: 'to' | 'cc' | 'bcc') => {
+    const key = emailKey(email) ?? email.toLowerCase();
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ email, type });
+  };
+  add(req.to, 'to');
+  req.cc?.forEach((a) => add(a, 'cc'));
+  req.bcc?.forEach((a) => add(a, 'bcc'));
+  return out;
 }
 
 export type SendResult =
@@ -73,8 +96,8 @@ export function monthOf(now: Date): string {
  * the route), addresses and headers, template and rendering; then, for live keys only, the
  * verified sender domain and the suppression list. Each step throws an AppError and stops.
  */
-async function prepareSend(ctx: SendContext, req: SendRequest): Promise<{ row: MessageRow; event: SentEventRow } | SendResult> {
-  const addresses = checkAddresses(req);
+async function prepareSend(ctx: SendContext, req: SendRequest): Promise<PreparedSend | SendResult> {
+  checkAddresses(req);
   checkRawSubject(req);
   const scheduledAt = checkSchedule(req, ctx.now);
   checkAttachments(req);
@@ -86,63 +109,95 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<{ row: M
   }
   const domain = await (ctx.findDomain ?? ((a, f) => findSendingDomain(ctx.db, a, f)))(ctx.accountId, req.from.email);
   if (!domain) {
-    throw new AppError('sender_domain_unverified', `${addresses.from.domain} is not a verified sending domain of this account`, {
+    throw new AppError('sender_domain_unverified', `${req.from.email.slice(req.from.email.lastIndexOf('@') + 1)} is not a verified sending domain of this account`, {
       errors: [{ field: 'from.email', message: 'must be on a verified domain of the account' }],
     });
   }
   const id = newId('msg');
   const content = await renderContent(ctx, req, ctx.links.unsubscribe(id, domain.trackingHost));
   checkContent(req, content);
-  if (await isSuppressed(ctx.db, ctx.accountId, req.to)) {
-    throw new AppError('recipient_suppressed', `${req.to} is on this account's suppression list`, {
-      errors: [{ field: 'to', message: 'is suppressed' }],
+  // Suppression is checked per recipient: a suppressed cc/bcc (or `to`) gets a row with status
+  // 'suppressed' and is not delivered; only a send whose every recipient is suppressed is
+  // refused (as Postmark does with inactive recipients).
+  const recipients = envelopeRecipients(req);
+  const suppressed = recipients.length === 1
+    ? ((await isSuppressed(ctx.db, ctx.accountId, req.to)) ? new Set([req.to]) : new Set<string>())
+    : new Set((await suppressedAmong(ctx.db, ctx.accountId, recipients.map((r) => r.email))).keys());
+  if (recipients.every((r) => suppressed.has(r.email))) {
+    throw new AppError('recipient_suppressed', `${recipients.map((r) => r.email).join(', ')} ${recipients.length === 1 ? 'is' : 'are all'} on this account's suppression list`, {
+      errors: recipients.map((r) => ({ field: fieldOf(req, r), message: 'is suppressed' })),
     });
   }
-  const row: MessageRow = {
-    id,
-    account_id: ctx.accountId,
-    domain_id: domain.id,
-    status: scheduledAt ? 'scheduled' : 'queued',
-    from_email: req.from.email,
-    from_name: req.from.name ?? null,
-    to_email: req.to,
-    to_domain: addresses.to.key.split('@')[1],
-    cc: req.cc ?? [],
-    bcc: req.bcc ?? [],
-    reply_to: req.replyTo ?? null,
-    subject: content.subject,
-    html: content.html,
-    text: content.text,
-    headers: req.headers ?? {},
-    attachments: req.attachments ?? [],
-    tags: req.tags ?? [],
-    template_id: req.templateId ?? null,
-    campaign_id: null,
-    attempts: 0,
-    next_attempt_at: scheduledAt ?? ctx.now,
-    first_attempt_at: null,
-    last_response: null,
-    last_mx: null,
-    locked_by: null,
-    scheduled_at: scheduledAt,
-    delivered_at: null,
-    created_at: ctx.now,
-  };
-  const event: SentEventRow = {
-    id: newId('evt'),
-    account_id: ctx.accountId,
-    message_id: id,
-    type: 'sent',
-    email: req.to,
-    url: null,
-    data: scheduledAt ? { scheduledAt: scheduledAt.toISOString() } : {},
-    occurred_at: ctx.now,
-  };
-  return { row, event };
+  const rows: MessageRow[] = [];
+  const events: SentEventRow[] = [];
+  const group = recipients.length > 1;
+  for (const r of recipients) {
+    const rowId = r.type === 'to' ? id : newId('msg');
+    const isSuppressedHere = suppressed.has(r.email);
+    const status = isSuppressedHere ? 'suppressed' : scheduledAt ? 'scheduled' : 'queued';
+    const copy = r.type !== 'to';
+    rows.push({
+      id: rowId,
+      account_id: ctx.accountId,
+      domain_id: domain.id,
+      status,
+      from_email: req.from.email,
+      from_name: req.from.name ?? null,
+      to_email: r.email,
+      to_domain: (emailKey(r.email) ?? r.email).split('@')[1],
+      cc: req.cc ?? [],
+      // Only the `to` row lists the bcc addresses (for GET /emails/{id}); no row ever puts them in a header.
+      bcc: copy ? [] : (req.bcc ?? []),
+      reply_to: req.replyTo ?? null,
+      subject: content.subject,
+      // cc/bcc copies read their content from the group's `to` row (migration 011).
+      html: copy ? null : content.html,
+      text: copy ? null : content.text,
+      headers: req.headers ?? {},
+      attachments: copy ? [] : (req.attachments ?? []),
+      tags: req.tags ?? [],
+      template_id: req.templateId ?? null,
+      campaign_id: null,
+      attempts: 0,
+      next_attempt_at: scheduledAt ?? ctx.now,
+      first_attempt_at: null,
+      last_response: isSuppressedHere ? 'not sent: the address is on the suppression list' : null,
+      last_mx: null,
+      locked_by: null,
+      scheduled_at: scheduledAt,
+      delivered_at: null,
+      created_at: ctx.now,
+      group_id: group ? id : null,
+      recipient_type: r.type,
+      header_to: copy ? req.to : null,
+    });
+    if (isSuppressedHere) continue;
+    events.push({
+      id: newId('evt'),
+      account_id: ctx.accountId,
+      message_id: rowId,
+      type: 'sent',
+      email: r.email,
+      url: null,
+      data: { ...(scheduledAt ? { scheduledAt: scheduledAt.toISOString() } : {}), ...(group ? { groupId: id, recipientType: r.type } : {}) },
+      occurred_at: ctx.now,
+    });
+  }
+  return { rows, events };
+}
+
+function fieldOf(req: SendRequest, r: { email: string; type: 'to' | 'cc' | 'bcc' }): string {
+  if (r.type === 'to') return 'to';
+  return `${r.type}[${(r.type === 'cc' ? req.cc : req.bcc)!.indexOf(r.email)}]`;
+}
+
+/** Rows that count against the monthly quota: every recipient the send will be delivered to. */
+function deliverable(p: PreparedSend): number {
+  return p.rows.filter((r) => r.status !== 'suppressed').length;
 }
 
 function accepted(row: MessageRow): SendResult {
-  return { sandbox: false, id: row.id, status: row.status === 'scheduled' ? 'scheduled' : 'queued', to: row.to_email, subject: row.subject };
+  return { sandbox: false, id: row.id, status: row.scheduled_at ? 'scheduled' : 'queued', to: row.to_email, subject: row.subject };
 }
 
 /** POST /api/v1/emails. Test keys: validation and rendering only, nothing stored or counted. */
@@ -150,12 +205,12 @@ export async function sendEmail(ctx: SendContext, req: SendRequest): Promise<Sen
   const prepared = await prepareSend(ctx, req);
   if ('sandbox' in prepared) return prepared;
   if (ctx.monthlyQuota === null && ctx.storeAccepted) {
-    await ctx.storeAccepted(prepared.row, prepared.event);
+    await ctx.storeAccepted(prepared.rows, prepared.events);
   } else {
     const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
-    if (!(await insertAcceptedMessages(ctx.db, [prepared.row], [prepared.event], quota))) throw quotaExceeded(ctx);
+    if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverable(prepared)))) throw quotaExceeded(ctx);
   }
-  return accepted(prepared.row);
+  return accepted(prepared.rows[0]);
 }
 
 export type BatchItemResult = ({ index: number } & SendResult) | { index: number; error: AppError };
@@ -167,17 +222,17 @@ export type BatchItemResult = ({ index: number } & SendResult) | { index: number
  */
 export async function sendBatch(ctx: SendContext, reqs: SendRequest[]): Promise<BatchItemResult[]> {
   const results: BatchItemResult[] = [];
-  const toStore: { index: number; row: MessageRow; event: SentEventRow }[] = [];
+  const toStore: ({ index: number } & PreparedSend)[] = [];
   let remaining = ctx.monthlyQuota === null ? Infinity : ctx.monthlyQuota - (await monthlyUsage(ctx.db, ctx.accountId, monthOf(ctx.now)));
   for (const [index, req] of reqs.entries()) {
     try {
       const prepared = await prepareSend(ctx, req);
       if ('sandbox' in prepared) {
         results.push({ index, ...prepared });
-      } else if (remaining <= 0) {
+      } else if (remaining < deliverable(prepared)) {
         results.push({ index, error: quotaExceeded(ctx) });
       } else {
-        remaining--;
+        remaining -= deliverable(prepared);
         toStore.push({ index, ...prepared });
       }
     } catch (err) {
@@ -187,8 +242,8 @@ export async function sendBatch(ctx: SendContext, reqs: SendRequest[]): Promise<
   }
   if (toStore.length > 0) {
     const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
-    const stored = await insertAcceptedMessages(ctx.db, toStore.map((s) => s.row), toStore.map((s) => s.event), quota);
-    for (const s of toStore) results.push(stored ? { index: s.index, ...accepted(s.row) } : { index: s.index, error: quotaExceeded(ctx) });
+    const stored = await insertAcceptedMessages(ctx.db, toStore.flatMap((s) => s.rows), toStore.flatMap((s) => s.events), quota, toStore.reduce((n, s) => n + deliverable(s), 0));
+    for (const s of toStore) results.push(stored ? { index: s.index, ...accepted(s.rows[0]) } : { index: s.index, error: quotaExceeded(ctx) });
   }
   return results.sort((a, b) => a.index - b.index);
 }

@@ -9,6 +9,7 @@
  * passes, and the caller learns which field was wrong.
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
+import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import { convert } from 'html-to-text';
 import { AppError } from '../errors.js';
 
@@ -45,7 +46,8 @@ export type ComposeErrorReason =
   | 'reserved_header'
   | 'invalid_address'
   | 'invalid_message_id'
-  | 'missing_body';
+  | 'missing_body'
+  | 'line_too_long';
 
 /** Invalid input for a message. A validation_failed AppError, so the API answers 422. */
 export class ComposeError extends AppError {
@@ -78,6 +80,41 @@ const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 /** One plain addr-spec: no display name, no list separators, no brackets, no whitespace. */
 const ADDR_SPEC = /^[^\s@<>,;:"()[\]\\]+@[^\s@<>,;:"()[\]\\]+\.[^\s@<>,;:"()[\]\\]+$/;
 
+/** RFC 5322 §2.1.1: a line is at most 998 octets, CRLF excluded. */
+export const MAX_LINE_OCTETS = 998;
+
+/**
+ * Custom headers whose value is structured (message ids, URLs in angle brackets, addresses):
+ * an RFC 2047 encoded word would change their meaning, so a token too long for one line makes
+ * such a header unrepresentable, and it is refused.
+ */
+const STRUCTURED_HEADERS = new Set([
+  'in-reply-to', 'references', 'list-id', 'list-post', 'list-help', 'list-subscribe', 'list-owner', 'list-archive',
+  'disposition-notification-to', 'return-receipt-to', 'errors-to', 'feedback-id',
+]);
+
+/** The longest run of non-whitespace in `value`, in octets. */
+function longestTokenOctets(value: string): number {
+  let max = 0;
+  for (const token of value.split(/[ \t]+/)) max = Math.max(max, Buffer.byteLength(token));
+  return max;
+}
+
+/**
+ * A header value as MailComposer should write it. Folding happens only at whitespace, so a
+ * token that would leave a line longer than 998 octets even on a line of its own (after
+ * `Name: `) cannot be folded: an unstructured value is then written as RFC 2047 encoded words
+ * (nodemailer's encoder; 52-character words, folded between them), a structured one is
+ * refused. Non-ASCII values are encoded by MailComposer anyway, so only ASCII values get here.
+ */
+function lineSafeValue(field: string, name: string, value: string): string | { prepared: true; foldLines: true; value: string } {
+  if (/[^\x00-\x7f]/.test(value) || name.length + 2 + longestTokenOctets(value) <= MAX_LINE_OCTETS) return value;
+  if (STRUCTURED_HEADERS.has(name.toLowerCase())) {
+    throw new ComposeError('line_too_long', field, `has a word too long for one header line (${MAX_LINE_OCTETS} octets) and cannot be encoded, being a structured header`);
+  }
+  return { prepared: true, foldLines: true, value: encodeWord(value, 'Q', 52) };
+}
+
 export function isReservedHeader(name: string): boolean {
   const key = name.toLowerCase();
   return RESERVED_HEADERS.some((r) => (r.endsWith('*') ? key.startsWith(r.slice(0, -1)) : key === r));
@@ -105,14 +142,15 @@ function mailboxes(field: string, input: Mailbox | Mailbox[] | undefined): { nam
   });
 }
 
-function customHeaders(headers: Record<string, string> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+function customHeaders(headers: Record<string, string> | undefined): Record<string, string | ReturnType<typeof lineSafeValue>> {
+  const out: Record<string, string | ReturnType<typeof lineSafeValue>> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     const field = `headers.${name}`;
     if (!FIELD_NAME.test(name)) throw new ComposeError('invalid_header_name', field, 'header names are printable ASCII without ":" or spaces');
     if (isReservedHeader(name)) throw new ComposeError('reserved_header', field, 'this header is set by Postline and cannot be overridden');
     checkValue(field, String(value));
-    out[name] = String(value);
+    if (name.length + 2 > MAX_LINE_OCTETS) throw new ComposeError('line_too_long', field, 'header name too long');
+    out[name] = lineSafeValue(field, name, String(value));
   }
   return out;
 }
@@ -183,21 +221,23 @@ function prepare(input: ComposeInput) {
     return { filename: a.filename, content: a.content, contentType: a.contentType };
   });
   const headers = { ...customHeaders(input.headers), ...unsubscribeHeaders(input.listUnsubscribe) };
-  return { to, cc, replyTo, attachments, headers, messageId: normalizeMessageId(input.messageId) };
+  const subject = lineSafeValue('subject', 'Subject', input.subject);
+  return { to, cc, replyTo, attachments, headers, subject, messageId: normalizeMessageId(input.messageId) };
 }
 
 /** Validate everything, then let MailComposer build the MIME tree. Returns the raw message. */
 export async function composeMessage(input: ComposeInput): Promise<Buffer> {
-  const { to, cc, replyTo, attachments, headers, messageId } = prepare(input);
+  const { to, cc, replyTo, attachments, headers, subject, messageId } = prepare(input);
   const composer = new MailComposer({
     from: { name: input.from.name ?? '', address: input.from.email },
     to,
     cc,
     replyTo,
-    subject: input.subject,
+    // A prepared value (encoded words) is how MailComposer takes a header it must not re-encode.
+    subject: subject as string,
     html: input.html,
     text: input.text ?? (input.html !== undefined ? htmlToText(input.html) : undefined),
-    headers,
+    headers: headers as Record<string, string>,
     attachments,
     messageId,
     date: input.date,

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/pool.js';
-import type { MessageRow } from '../db/queries/messages.js';
+import { MESSAGE_WITH_CONTENT, type MessageRow } from '../db/queries/messages.js';
 
 /**
  * Claims up to `limit` due messages for this worker. FOR UPDATE SKIP LOCKED lets many workers
@@ -15,15 +15,21 @@ export async function claimDueMessages(db: Queryable, workerId: string, now: Dat
         ORDER BY next_attempt_at
         LIMIT $3
         FOR UPDATE SKIP LOCKED
+     ),
+     claimed AS (
+       UPDATE messages m
+          SET status = 'sending',
+              locked_by = $1,
+              next_attempt_at = $2::timestamptz + make_interval(secs => $4::double precision / 1000),
+              attempts = m.attempts + 1,
+              first_attempt_at = coalesce(m.first_attempt_at, $2)
+         FROM due WHERE m.id = due.id
+       RETURNING m.*
      )
-     UPDATE messages m
-        SET status = 'sending',
-            locked_by = $1,
-            next_attempt_at = $2::timestamptz + make_interval(secs => $4::double precision / 1000),
-            attempts = m.attempts + 1,
-            first_attempt_at = coalesce(m.first_attempt_at, $2)
-       FROM due WHERE m.id = due.id
-     RETURNING m.*`,
+     -- cc/bcc copies carry no content of their own: read it from the group's row (the join
+     -- sees that row as of the statement's snapshot; content never changes after accept).
+     SELECT ${MESSAGE_WITH_CONTENT}
+       FROM claimed m LEFT JOIN messages g ON g.id = m.group_id AND m.group_id <> m.id`,
     [workerId, now, limit, leaseMs],
   );
   return rows;
@@ -64,4 +70,29 @@ export async function completeMessages(db: Queryable, workerId: string, outcomes
     ],
   );
   return new Set(rows.map((r) => r.id));
+}
+
+// Who holds leases on this host: the few distinct holders of rows in 'sending' (the partial
+// index messages_due covers the status filter). starts_with, not LIKE: host names may hold '_'.
+export async function leaseHoldersOn(db: Queryable, hostPrefix: string): Promise<string[]> {
+  const { rows } = await db.query<{ locked_by: string }>(
+    `SELECT DISTINCT locked_by FROM messages
+      WHERE status = 'sending' AND locked_by IS NOT NULL AND starts_with(locked_by, $1)`,
+    [hostPrefix],
+  );
+  return rows.map((r) => r.locked_by);
+}
+
+/**
+ * Makes the leases of dead holders due now, so the next claim (by anyone) takes them. The
+ * `locked_by` stays until then: a holder that somehow still ran could not record over the
+ * newer attempt, since the claim replaces it.
+ */
+export async function releaseLeasesOf(db: Queryable, holders: string[], now: Date): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE messages SET next_attempt_at = $2
+      WHERE status = 'sending' AND locked_by = ANY($1::text[]) AND next_attempt_at > $2`,
+    [holders, now],
+  );
+  return rowCount ?? 0;
 }

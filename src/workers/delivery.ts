@@ -8,14 +8,16 @@ import type { MessageRow } from '../db/queries/messages.js';
 import { planOutcome, type PlannedOutcome } from '../domain/delivery-outcome.js';
 import { bounceDomainFor, loadSigningKeys } from '../domain/domains.js';
 import { recordEvents } from '../domain/events.js';
-import { buildMessage, type SigningInfo } from '../domain/message-build.js';
+import { buildMessage, type BuiltMessage, type SigningInfo } from '../domain/message-build.js';
 import { suppressAddress } from '../domain/address-status.js';
 import { TrackingLinks } from '../domain/tracking-links.js';
 import { classifyMxFailure, type DeliveryResult } from '../mail/classify.js';
 import { createMailDns, type MailDns } from '../mail/dns.js';
 import { deriveKey } from '../mail/keyring.js';
 import { SmtpSender } from '../mail/smtp.js';
-import { claimDueMessages, completeMessages } from '../queue/messages.js';
+import { claimDueMessages, completeMessages, leaseHoldersOn, releaseLeasesOf } from '../queue/messages.js';
+import { GroupCommit } from '../db/group-commit.js';
+import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
 
 export interface DeliveryDeps {
@@ -37,14 +39,36 @@ export interface DeliveryOptions {
 export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = { batchSize: 200, leaseMs: 5 * 60_000, maxConnectionsPerHost: 10 };
 
 const SIGNING_CACHE_MS = 60_000;
+/** Outcomes written together at most: a flush is one transaction of a few statements. */
+const MAX_OUTCOMES_PER_WRITE = 100;
+
+/** Engines alive in this process: leases under this pid but another engine id are a dead predecessor's. */
+const liveEngineIds = new Set<string>();
+
+/**
+ * A failure of ours before anything reached a server (the message could not be built, or
+ * needs something we do not do): the message fails and the recipient is never suppressed.
+ */
+export function notSentByUs(reason: string): DeliveryResult {
+  return { kind: 'hard_bounce', response: `not sent: ${reason}`, code: null, enhanced: null, mx: null, ourFault: true };
+}
 
 /**
  * The delivery engine of one worker process: claim due messages (SKIP LOCKED + lease), build
  * and sign each once, hand it to the recipient's MX (or the relay, or the capture store), and
- * record every outcome of the batch in one transaction with its events and suppressions.
+ * record each outcome with its events and suppressions as soon as it is known: outcomes that
+ * finish while a write is in flight are written together by the next one (group commit), so a
+ * kill -9 leaves unrecorded only the messages that were in flight, and only those are re-sent.
+ *
+ * Lease holders are `host:pid:random`. On its first cycle an engine releases the leases that
+ * earlier processes on the same host left behind (their pid no longer runs, or it is this
+ * process's own pid under another engine id, as after a container restart), so a restarted
+ * worker re-sends its predecessor's in-flight messages at once instead of after the lease.
  */
 export class DeliveryEngine {
   readonly workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private reclaimed = false;
+  private readonly outcomes: GroupCommit<PlannedOutcome, void>;
   private readonly links: TrackingLinks;
   private readonly verpKey: Buffer;
   private readonly dns: MailDns;
@@ -59,39 +83,75 @@ export class DeliveryEngine {
     this.verpKey = deriveKey(deps.config.secret, 'verp');
     this.dns = deps.dns ?? createMailDns({ servers: deps.config.dnsServers, clock: deps.clock });
     this.sender = new SmtpSender({ heloName: new URL(deps.config.baseUrl).hostname, maxConnectionsPerHost: opts.maxConnectionsPerHost });
+    this.outcomes = new GroupCommit<PlannedOutcome, void>(
+      async (batch) => {
+        await this.record(batch);
+        return batch.map(() => undefined);
+      },
+      { maxBatch: MAX_OUTCOMES_PER_WRITE, maxInFlight: 1 },
+    );
+    liveEngineIds.add(this.workerId);
   }
 
   /** One claim → deliver → record cycle. Returns how many messages it handled. */
   async runOnce(): Promise<number> {
+    if (!this.reclaimed) {
+      this.reclaimed = true;
+      await this.releaseDeadLeases();
+    }
     const now = this.deps.clock.now();
     const claimed = await claimDueMessages(this.deps.pool, this.workerId, now, this.opts.batchSize, this.opts.leaseMs);
     if (claimed.length === 0) return 0;
-    const planned = await Promise.all(claimed.map((m) => this.deliverOne(m)));
-    await this.record(planned.filter((p): p is PlannedOutcome => p !== null));
+    // Each message's outcome is written as soon as it is known (with whatever else finished
+    // meanwhile); a failed write fails the cycle, and the lease brings those messages back.
+    await Promise.all(claimed.map(async (m) => this.outcomes.submit(await this.deliverOne(m))));
     return claimed.length;
   }
 
   async close(): Promise<void> {
-    this.sender.close();
+    liveEngineIds.delete(this.workerId);
+    await this.sender.close();
   }
 
-  private async deliverOne(msg: MessageRow): Promise<PlannedOutcome | null> {
+  /** Releases leases of dead predecessors on this host (see the class comment). Returns how many. */
+  async releaseDeadLeases(): Promise<number> {
+    const host = this.workerId.slice(0, this.workerId.indexOf(':') + 1);
+    const holders = await leaseHoldersOn(this.deps.pool, host);
+    const dead = holders.filter((h) => h !== this.workerId && !isLeaseHolderAlive(h));
+    if (dead.length === 0) return 0;
+    const n = await releaseLeasesOf(this.deps.pool, dead, this.deps.clock.now());
+    this.deps.log.warn({ holders: dead, messages: n }, 'released the leases of a worker that is gone');
+    return n;
+  }
+
+  /** Build and sign one message: the step campaigns and automations hook their rendering into. */
+  async build(msg: MessageRow, now: Date): Promise<BuiltMessage> {
+    const signing = await this.signingFor(msg);
+    return buildMessage(msg, signing, this.links, { bounceDomain: bounceDomainFor(signing.domain), verpKey: this.verpKey, now });
+  }
+
+  private async deliverOne(msg: MessageRow): Promise<PlannedOutcome> {
     const now = this.deps.clock.now();
     let result: DeliveryResult;
-    try {
-      const signing = await this.signingFor(msg);
-      const built = await buildMessage(msg, signing, this.links, { bounceDomain: bounceDomainFor(signing.domain), verpKey: this.verpKey, now });
-      result = await this.transmit(msg, built.returnPath, built.raw, now);
-    } catch (err) {
-      // Our own failure (domain deleted, key unreadable): fail the message, never the address.
-      this.deps.log.error({ err, messageId: msg.id }, 'could not build message');
-      result = { kind: 'hard_bounce', response: `not sent: ${(err as Error).message}`, code: null, enhanced: null, mx: null, ourFault: true };
+    const rcpt = envelopeAddress(msg.to_email);
+    if (rcpt === null) {
+      // Refused at the API; a row that got here by another path is our fault, not the address's.
+      result = notSentByUs('the recipient\'s local part is not ASCII and would need SMTPUTF8, which Postline does not send');
+    } else {
+      try {
+        const built = await this.build(msg, now);
+        result = await this.transmit(msg, rcpt, built.returnPath, built.raw, now);
+      } catch (err) {
+        // Our own failure (domain deleted, key unreadable): fail the message, never the address.
+        this.deps.log.error({ err, messageId: msg.id }, 'could not build message');
+        result = notSentByUs((err as Error).message);
+      }
     }
     return planOutcome(msg, result, this.deps.clock.now());
   }
 
-  private async transmit(msg: MessageRow, returnPath: string, raw: Buffer, now: Date): Promise<DeliveryResult> {
-    const envelope = { from: returnPath, to: msg.to_email };
+  private async transmit(msg: MessageRow, rcpt: string, returnPath: string, raw: Buffer, now: Date): Promise<DeliveryResult> {
+    const envelope = { from: returnPath, to: rcpt };
     const { config } = this.deps;
     if (config.delivery === 'capture') {
       await captureMessage(this.deps.pool, { id: msg.id, accountId: msg.account_id, envelopeFrom: returnPath, envelopeTo: msg.to_email, subject: msg.subject, raw, at: now });
@@ -112,7 +172,7 @@ export class DeliveryEngine {
     return info;
   }
 
-  /** All outcomes of a batch in one transaction: states, events, suppressions. */
+  /** Outcomes finished together, in one transaction: states, events, suppressions. */
   private async record(planned: PlannedOutcome[]): Promise<void> {
     await withTransaction(this.deps.pool, async (tx) => {
       const updated = await completeMessages(tx, this.workerId, planned.map((p) => p.outcome));
@@ -122,5 +182,22 @@ export class DeliveryEngine {
         await suppressAddress(tx, p.event.accountId, p.event.email, 'hard_bounce', p.event.occurredAt);
       }
     });
+  }
+}
+
+/**
+ * Whether the process holding a lease (`host:pid:random`, on this host) may still run: its pid
+ * exists and is not this process under an engine id that no longer lives here. A pid reused
+ * by an unrelated process reads as alive; its leases then expire as usual.
+ */
+function isLeaseHolderAlive(holder: string): boolean {
+  const pid = Number(holder.split(':')[1]);
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  if (pid === process.pid) return liveEngineIds.has(holder);
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }

@@ -23,6 +23,8 @@ export interface ReceivedMessage {
   tls: boolean;
   /** smtp-server's connection id: equal ids mean one connection carried both. */
   connectionId: string;
+  /** MAIL FROM carried the SMTPUTF8 parameter (RFC 6531). smtp-server shows IDN domains decoded either way. */
+  smtpUtf8: boolean;
 }
 
 export interface SmtpMxOptions {
@@ -32,6 +34,8 @@ export interface SmtpMxOptions {
   rule?: (recipient: string, session: SMTPServerSession) => MxRule;
   /** Decides the greeting; a non-accept answer refuses the connection. Default: accept. */
   connectRule?: () => MxRule;
+  /** Wait this long before answering each message's DATA (a slow MX). Default 0. */
+  dataDelayMs?: number;
   /** Require AUTH with these credentials (relay tests). Default: no AUTH. */
   auth?: { user: string; pass: string };
 }
@@ -89,7 +93,9 @@ export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx>
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
+      stream.on('end', () => void finish());
+      const finish = async () => {
+        if (opts.dataDelayMs) await new Promise((resolve) => setTimeout(resolve, opts.dataDelayMs));
         const mailFrom = session.envelope.mailFrom;
         messages.push({
           envelope: {
@@ -99,10 +105,11 @@ export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx>
           raw: Buffer.concat(chunks),
           tls: Boolean(session.secure),
           connectionId: session.id,
+          smtpUtf8: Boolean((session.envelope as { smtpUtf8?: boolean }).smtpUtf8),
         });
         waiters.splice(0).forEach((wake) => wake());
         callback(null);
-      });
+      };
     },
   });
   server.on('error', () => {}); // a client dropping mid-session is not a test failure

@@ -49,3 +49,12 @@ export async function eventsOfMessage(db: Queryable, accountId: string, messageI
   );
   return rows;
 }
+
+// The timelines of the recipient rows of one send together, oldest first.
+export async function eventsOfMessages(db: Queryable, accountId: string, messageIds: string[]): Promise<EventRow[]> {
+  const { rows } = await db.query<EventRow>(
+    'SELECT * FROM events WHERE account_id = $1 AND message_id = ANY($2::text[]) ORDER BY occurred_at, seq',
+    [accountId, messageIds],
+  );
+  return rows;
+}

@@ -5,7 +5,7 @@ export interface MessageRow {
   id: string;
   account_id: string;
   domain_id: string | null;
-  status: 'queued' | 'scheduled' | 'sending' | 'delivered' | 'deferred' | 'bounced' | 'failed';
+  status: 'queued' | 'scheduled' | 'sending' | 'delivered' | 'deferred' | 'bounced' | 'failed' | 'suppressed';
   from_email: string;
   from_name: string | null;
   to_email: string;
@@ -30,6 +30,12 @@ export interface MessageRow {
   scheduled_at: Date | null;
   delivered_at: Date | null;
   created_at: Date;
+  /** The send this row belongs to (its `to` row's id); null: the row is its own send. */
+  group_id?: string | null;
+  /** How the send named this row's recipient; null means 'to'. */
+  recipient_type?: 'to' | 'cc' | 'bcc' | null;
+  /** The send's To header when this row's recipient is a cc or bcc; null: to_email is the To header. */
+  header_to?: string | null;
 }
 
 export interface SentEventRow {
@@ -51,19 +57,21 @@ export interface SentEventRow {
  * exceeded (nothing is written then).
  *
  * Accounts without a quota skip the counter: a per-account counter row would serialise all
- * of that account's sends on one row lock.
+ * of that account's sends on one row lock. `counted` is how many of the rows use the quota
+ * (rows of suppressed recipients are stored but not delivered, so they do not count).
  */
 export async function insertAcceptedMessages(
   db: Queryable,
   rows: MessageRow[],
   events: SentEventRow[],
   quota: { accountId: string; month: string; limit: number } | null,
+  counted: number = rows.length,
 ): Promise<boolean> {
   const params: unknown[] = [JSON.stringify(rows), JSON.stringify(events)];
   let gate = 'TRUE';
   let counter = '';
   if (quota) {
-    params.push(quota.accountId, quota.month, rows.length, quota.limit);
+    params.push(quota.accountId, quota.month, counted, quota.limit);
     counter = `q AS (
       INSERT INTO usage_counters AS u (account_id, month, sent)
       SELECT $3::text, $4::date, $5::int WHERE $5::int <= $6::int
@@ -93,9 +101,50 @@ export async function monthlyUsage(db: Queryable, accountId: string, month: stri
   return rows[0]?.sent ?? 0;
 }
 
+/**
+ * The columns of a message row with the content (html, text, attachments) read from the
+ * group's `to` row when the row is a cc/bcc copy (migration 011: content is stored once).
+ * `m` is the row, `g` the LEFT JOINed group row (`g.id = m.group_id AND m.group_id <> m.id`).
+ */
+export const MESSAGE_WITH_CONTENT = `m.*,
+  CASE WHEN g.id IS NULL THEN m.html ELSE g.html END AS html,
+  CASE WHEN g.id IS NULL THEN m.text ELSE g.text END AS text,
+  CASE WHEN g.id IS NULL THEN m.attachments ELSE g.attachments END AS attachments`;
+
 export async function getMessage(db: Queryable, accountId: string, id: string): Promise<MessageRow | null> {
-  const { rows } = await db.query<MessageRow>('SELECT * FROM messages WHERE account_id = $1 AND id = $2', [accountId, id]);
+  // The cc/bcc copy reads its content from its group row (same account by construction).
+  const { rows } = await db.query<MessageRow>(
+    `SELECT ${MESSAGE_WITH_CONTENT}
+       FROM messages m LEFT JOIN messages g ON g.id = m.group_id AND m.group_id <> m.id AND g.account_id = m.account_id
+      WHERE m.account_id = $1 AND m.id = $2`,
+    [accountId, id],
+  );
   return rows[0] ?? null;
+}
+
+export interface RecipientRow {
+  id: string;
+  to_email: string;
+  recipient_type: 'to' | 'cc' | 'bcc' | null;
+  status: MessageRow['status'];
+  attempts: number;
+  last_response: string | null;
+  last_mx: string | null;
+  next_attempt_at: Date;
+  delivered_at: Date | null;
+}
+
+// Every recipient row of one send, `to` first, then in the order the send named them (ids are
+// time-ordered and were minted in that order). Scoped by account like every read.
+export async function recipientsOfGroup(db: Queryable, accountId: string, groupId: string): Promise<RecipientRow[]> {
+  const { rows } = await db.query<RecipientRow>(
+    `SELECT id, to_email, recipient_type, status, attempts, last_response, last_mx, next_attempt_at, delivered_at
+       FROM messages
+      WHERE account_id = $1 AND (id = $2 OR group_id = $2)
+      ORDER BY (id = $2) DESC, id`,
+    [accountId, groupId],
+  );
+  return rows;
 }
 
 /**
@@ -109,14 +158,16 @@ export async function listMessages(
   page: { where: string; orderBy: string; params: unknown[]; limit: number },
 ): Promise<Omit<MessageRow, 'html' | 'text' | 'attachments'>[]> {
   const params: unknown[] = [accountId, f.status ?? null, f.to ? f.to.toLowerCase() : null, f.tag ?? null, ...page.params];
+  // One entry per send (its `to` row; cc/bcc copies are listed under it by GET /emails/{id}),
+  // except that `to=` finds an address however the send named it.
   const { rows } = await db.query(
     `SELECT id, account_id, domain_id, status, from_email, from_name, to_email, to_domain, cc, bcc, reply_to, subject,
             headers, tags, template_id, campaign_id, attempts, next_attempt_at, first_attempt_at, last_response, last_mx,
-            locked_by, scheduled_at, delivered_at, created_at
+            locked_by, scheduled_at, delivered_at, created_at, group_id, recipient_type, header_to
        FROM messages
       WHERE account_id = $1
         AND ($2::text IS NULL OR status = $2)
-        AND ($3::text IS NULL OR lower(to_email) = $3)
+        AND (CASE WHEN $3::text IS NULL THEN group_id IS NULL OR group_id = id ELSE lower(to_email) = $3 END)
         AND ($4::text IS NULL OR $4 = ANY(tags))
         AND ${page.where}
       ORDER BY ${page.orderBy}

@@ -3,9 +3,9 @@ import { ListQuery } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { notifySoon } from '../../../db/notify.js';
-import { eventsOfMessage } from '../../../db/queries/events.js';
+import { eventsOfMessages } from '../../../db/queries/events.js';
 import { GroupCommit } from '../../../db/group-commit.js';
-import { getMessage, insertAcceptedMessages, listMessages, type MessageRow, type SentEventRow } from '../../../db/queries/messages.js';
+import { getMessage, insertAcceptedMessages, listMessages, recipientsOfGroup, type MessageRow, type RecipientRow, type SentEventRow } from '../../../db/queries/messages.js';
 import { findSendingDomain, type SendingDomain } from '../../../domain/domains.js';
 import { toApiEvent } from '../../../domain/events.js';
 import { SEND_LIMITS } from '../../../domain/send-input.js';
@@ -84,10 +84,42 @@ const MessageSummary = Type.Object({
   deliveredAt: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String(),
 });
+const Recipient = Type.Object({
+  id: Type.String({ description: 'The recipient\'s own message id: its events, webhooks and bounces carry it' }),
+  email: Type.String(),
+  type: Type.Union([Type.Literal('to'), Type.Literal('cc'), Type.Literal('bcc')]),
+  status: Type.String({ description: 'queued, scheduled, sending, delivered, deferred, bounced, failed or suppressed (on the suppression list: not sent)' }),
+  attempts: Type.Integer(),
+  lastResponse: Type.Union([Type.String(), Type.Null()]),
+  lastMx: Type.Union([Type.String(), Type.Null()]),
+  nextAttemptAt: Type.Union([Type.String(), Type.Null()]),
+  deliveredAt: Type.Union([Type.String(), Type.Null()]),
+});
 const MessageDetail = Type.Intersect([
   MessageSummary,
-  Type.Object({ html: Type.Union([Type.String(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]), events: Type.Array(EventItem) }),
+  Type.Object({
+    groupId: Type.String({ description: 'The id the send was accepted under (the `to` recipient\'s id)' }),
+    bcc: Type.Array(Type.String()),
+    recipients: Type.Array(Recipient, { description: 'Every envelope recipient of the send with its own delivery status, `to` first' }),
+    html: Type.Union([Type.String(), Type.Null()]),
+    text: Type.Union([Type.String(), Type.Null()]),
+    events: Type.Array(EventItem, { description: 'The events of every recipient of the send, oldest first' }),
+  }),
 ]);
+
+function toRecipient(r: RecipientRow): Static<typeof Recipient> {
+  return {
+    id: r.id,
+    email: r.to_email,
+    type: r.recipient_type ?? 'to',
+    status: r.status,
+    attempts: r.attempts,
+    lastResponse: r.last_response,
+    lastMx: r.last_mx,
+    nextAttemptAt: WAITING.has(r.status) ? r.next_attempt_at.toISOString() : null,
+    deliveredAt: r.delivered_at?.toISOString() ?? null,
+  };
+}
 
 const DOMAIN_CACHE_MS = 10_000;
 
@@ -117,8 +149,8 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
   const links = new TrackingLinks(app.deps.config);
   // Concurrent accepts are written together: one statement and one commit per batch instead
   // of one per request (bench/send-api). Each request still answers only after its commit.
-  const inserts = new GroupCommit<{ row: MessageRow; event: SentEventRow }, true>(async (batch) => {
-    await insertAcceptedMessages(app.deps.pool, batch.map((b) => b.row), batch.map((b) => b.event), null);
+  const inserts = new GroupCommit<{ rows: MessageRow[]; events: SentEventRow[] }, true>(async (batch) => {
+    await insertAcceptedMessages(app.deps.pool, batch.flatMap((b) => b.rows), batch.flatMap((b) => b.events), null);
     return batch.map(() => true as const);
   });
   // Verified domains change rarely; caching the positive answer for a few seconds saves a
@@ -147,8 +179,8 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
     monthlyQuota: request.auth.monthlyQuota,
     now: app.deps.clock.now(),
     findDomain,
-    storeAccepted: async (row, event) => {
-      await inserts.submit({ row, event });
+    storeAccepted: async (rows, events) => {
+      await inserts.submit({ rows, events });
     },
   });
 
@@ -204,7 +236,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
       querystring: Type.Intersect([
         ListQuery,
         Type.Object({
-          status: Type.Optional(Type.Union(['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed'].map((s) => Type.Literal(s)))),
+          status: Type.Optional(Type.Union(['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'suppressed'].map((s) => Type.Literal(s)))),
           to: Type.Optional(Type.String({ maxLength: 254 })),
           tag: Type.Optional(Type.String({ maxLength: 100 })),
         }),
@@ -231,7 +263,19 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
     const { id } = request.params as { id: string };
     const m = await getMessage(app.deps.pool, request.auth.accountId, id);
     if (!m) throw notFound(`email ${id}`);
-    const events = await eventsOfMessage(app.deps.pool, request.auth.accountId, id);
-    return { ...toSummary(m), html: m.html, text: m.text, events: events.map(toApiEvent) };
+    // Any recipient's id shows the whole send: its `to` row's fields, every recipient's status.
+    const groupId = m.group_id ?? m.id;
+    const recipients = await recipientsOfGroup(app.deps.pool, request.auth.accountId, groupId);
+    const head = groupId === m.id ? m : ((await getMessage(app.deps.pool, request.auth.accountId, groupId)) ?? m);
+    const events = await eventsOfMessages(app.deps.pool, request.auth.accountId, recipients.map((r) => r.id));
+    return {
+      ...toSummary(head),
+      groupId,
+      bcc: head.bcc,
+      recipients: recipients.map(toRecipient),
+      html: head.html,
+      text: head.text,
+      events: events.map(toApiEvent),
+    };
   });
 }
