@@ -5,6 +5,7 @@
 export const ERROR_CODES = {
   invalid_json: 'Malformed request body',
   invalid_report: 'Unreadable report',
+  invalid_url: 'Malformed URL',
   unsupported_media_type: 'Unsupported content type',
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',

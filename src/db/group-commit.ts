@@ -7,7 +7,11 @@
  * NOTIFY's cluster-wide commit lock) costs far more than a row.
  *
  * Nothing is acknowledged before it is committed: `submit` resolves after the write of its
- * batch succeeded, and rejects with that write's error otherwise. Each process has its own
+ * batch succeeded. One bad item must not fail the others (issue 11: a NUL in one account's
+ * send used to fail every send batched with it): when a batch's write fails, it is split in
+ * halves and each half written again, down to single items, so only the items whose own write
+ * fails are rejected, each with its own error. `write` must be atomic (one statement or one
+ * transaction), so a failed write left nothing behind to duplicate. Each process has its own
  * batches; no state outlives a write.
  */
 export class GroupCommit<T, R> {
@@ -34,15 +38,31 @@ export class GroupCommit<T, R> {
     while (this.inFlight < this.opts.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.opts.maxBatch);
       this.inFlight++;
-      this.write(batch.map((b) => b.item))
-        .then(
-          (results) => batch.forEach((b, i) => b.resolve(results[i])),
-          (err: unknown) => batch.forEach((b) => b.reject(err)),
-        )
+      this.writeIsolated(batch)
         .finally(() => {
           this.inFlight--;
           this.pump();
         });
+    }
+  }
+
+  /**
+   * Writes `batch`; on failure bisects it, so a batch of n with one bad item costs about
+   * 2·log2(n) extra statements, not n, and a failure of the database itself (every write
+   * fails) reaches every caller as its own rejection.
+   */
+  private async writeIsolated(batch: { item: T; resolve: (r: R) => void; reject: (err: unknown) => void }[]): Promise<void> {
+    try {
+      const results = await this.write(batch.map((b) => b.item));
+      batch.forEach((b, i) => b.resolve(results[i]));
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0].reject(err);
+        return;
+      }
+      const half = Math.ceil(batch.length / 2);
+      await this.writeIsolated(batch.slice(0, half));
+      await this.writeIsolated(batch.slice(half));
     }
   }
 }

@@ -13,6 +13,7 @@ import { insertMemberships, upsertSubscribers, type UpsertInput } from '../db/qu
 import { AppError, invalid, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { requireLists } from './lists.js';
+import { findTextProblems } from './text.js';
 import { checkSubscriberFields, type SubscriberStatus } from './subscribers.js';
 
 /**
@@ -138,6 +139,9 @@ const KNOWN = new Set(['email', 'name', 'status', 'attributes']);
 function prepareRow(raw: unknown): { input: UpsertInput } | { error: string; email?: string } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { error: 'must be an object' };
   const r = raw as RawRow;
+  // The request's input rule leaves rows to this check, so a bad row is skipped, not the file.
+  const text = findTextProblems(r);
+  if (text.length > 0) return { error: text.map((e) => `${e.field}: ${e.message}`).join('; ') };
   const email = typeof r.email === 'string' ? r.email : undefined;
   if (r.email === undefined || r.email === null || r.email === '') return { error: 'email is required' };
   const extra = Object.fromEntries(Object.entries(r).filter(([k]) => !KNOWN.has(k)));

@@ -4,7 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppDeps } from './deps.js';
 import { registerOpenApi } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
-import { errorsPlugin } from './plugins/errors.js';
+import { errorsPlugin, sendProblem } from './plugins/errors.js';
+import { inputRulePlugin } from './plugins/input-rule.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { fblRoutes } from './routes/fbl.js';
@@ -28,6 +29,11 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
     maxParamLength: 800,
     genReqId: () => `req_${randomBytes(8).toString('hex')}`,
     requestIdHeader: false,
+    // A path whose percent-escapes are not UTF-8 (`/lists/%FF`) is refused before routing.
+    frameworkErrors: (error, request, reply) =>
+      error.code === 'FST_ERR_BAD_URL'
+        ? sendProblem(request, reply, 'invalid_url', 'The URL path is not percent-encoded UTF-8')
+        : sendProblem(request, reply, 'internal_error', `Something went wrong on our side; quote request id ${request.id} when reporting it`),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.decorate('deps', deps);
@@ -38,6 +44,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
     reply.header('X-Request-Id', request.id);
   });
   await app.register(errorsPlugin);
+  await app.register(inputRulePlugin);
   await app.register(metricsPlugin);
   await app.register(authPlugin);
   await app.register(idempotencyPlugin);

@@ -5,6 +5,7 @@ import { ERROR_CODES, type ErrorCode, type FieldError } from '../errors.js';
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_json: 400,
   invalid_report: 400,
+  invalid_url: 400,
   unsupported_media_type: 415,
   unauthorized: 401,
   forbidden: 403,

@@ -2,8 +2,32 @@
  * Template AST + variables → string. A plain recursive walk pushing strings into one array;
  * values are only ever output, never parsed, so a value like `{{x}}` stays literal.
  */
+import { AppError } from '../errors.js';
 import type { RenderContext, Template, TemplateNode, TemplateVariables } from './ast.js';
 import { escapeHtml } from './escape.js';
+
+/**
+ * What one render may cost. Nested loops multiply: a 60 KB template looping 1,000 × 1,000
+ * times would build gigabytes, and a loop over a million items with an empty body spins
+ * without output. Output is capped in characters (the send path's own 2 MB byte limit comes
+ * after); work in nodes visited plus loop iterations, which bounds time without a clock.
+ */
+export const RENDER_LIMITS = { outputChars: 4 * 1024 * 1024, steps: 1_000_000 } as const;
+
+interface Budget {
+  chars: number;
+  steps: number;
+}
+
+function spend(budget: Budget, chars: number): void {
+  budget.chars += chars;
+  if (++budget.steps > RENDER_LIMITS.steps) {
+    throw new AppError('template_error', `Rendering takes more than ${RENDER_LIMITS.steps} steps (loops nested over too many items)`, { extra: { limit: 'steps' } });
+  }
+  if (budget.chars > RENDER_LIMITS.outputChars) {
+    throw new AppError('template_error', `Rendered output exceeds ${RENDER_LIMITS.outputChars} characters`, { extra: { limit: 'output' } });
+  }
+}
 
 /**
  * One enclosing loop. Frames form a chain from the innermost loop outwards; lookups walk it,
@@ -21,7 +45,7 @@ const hasOwn = Object.prototype.hasOwnProperty;
 
 export function renderTemplate(template: Template, variables: TemplateVariables, context: RenderContext): string {
   const out: string[] = [];
-  renderNodes(template.nodes, variables, null, context === 'html', out);
+  renderNodes(template.nodes, variables, null, context === 'html', out, { chars: 0, steps: 0 });
   const result = out.join('');
   return context === 'subject' ? foldLineBreaks(result) : result;
 }
@@ -32,17 +56,20 @@ function renderNodes(
   frame: Frame | null,
   html: boolean,
   out: string[],
+  budget: Budget,
 ): void {
   for (const node of nodes) {
     switch (node.kind) {
       case 'text':
+        spend(budget, node.value.length);
         out.push(node.value);
         break;
       case 'variable': {
         const text = printable(lookup(root, frame, node.head, node.rest));
         // The fallback is the author's own text, like the text around the tag: not escaped.
-        if (text === '') out.push(node.fallback ?? '');
-        else out.push(html ? escapeHtml(text) : text);
+        const piece = text === '' ? (node.fallback ?? '') : html ? escapeHtml(text) : text;
+        spend(budget, piece.length);
+        out.push(piece);
         break;
       }
       case 'loop': {
@@ -51,9 +78,10 @@ function renderNodes(
         // One frame per loop, updated per item: nothing renders asynchronously or keeps it.
         const inner: Frame = { name: node.variable, value: undefined, index: 0, parent: frame };
         for (let i = 0; i < items.length; i++) {
+          spend(budget, 0);
           inner.value = items[i];
           inner.index = i;
-          renderNodes(node.body, root, inner, html, out);
+          renderNodes(node.body, root, inner, html, out, budget);
         }
         break;
       }

@@ -48,21 +48,48 @@ test('group commit: batches are capped, and at most maxInFlight writes run at on
   assert.ok(sizes.every((n) => n <= 3), sizes.join(','));
 });
 
-test('group commit: a failed write rejects every item of its batch, and later batches still run', async () => {
+test('group commit: when the database fails every write, each item of the batch is rejected with the error, and later batches still run', async () => {
   let calls = 0;
+  let down = false;
   const first = deferred();
   const gc = new GroupCommit<number, number>(async (items) => {
     calls++;
+    const failing = down;
     if (calls === 1) await first.gate;
-    if (calls === 2) throw new Error('db down');
+    if (failing) throw new Error('db down');
     return items;
   }, { maxBatch: 10, maxInFlight: 1 });
   const ok = gc.submit(0);
   const failed = [gc.submit(1), gc.submit(2)];
+  down = true;
   first.release();
   assert.equal(await ok, 0);
   await assert.rejects(failed[0], /db down/);
   await assert.rejects(failed[1], /db down/);
+  down = false;
   assert.equal(await gc.submit(3), 3);
-  assert.equal(calls, 3);
+});
+
+test('group commit: a write failing because of one item fails only that item; the others are written without it', async () => {
+  const first = deferred();
+  const writes: number[][] = [];
+  const stored: number[] = [];
+  const gc = new GroupCommit<number, number>(async (items) => {
+    writes.push(items);
+    if (writes.length === 1) await first.gate;
+    if (items.includes(13)) throw new Error('item 13 is bad');
+    stored.push(...items);
+    return items.map((i) => i * 2);
+  }, { maxBatch: 500, maxInFlight: 1 });
+  const head = gc.submit(0);
+  const rest = Array.from({ length: 40 }, (_, i) => gc.submit(i + 1));
+  first.release();
+  assert.equal(await head, 0);
+  const settled = await Promise.allSettled(rest);
+  settled.forEach((r, i) => {
+    if (i + 1 === 13) assert.equal(r.status, 'rejected');
+    else assert.deepEqual(r, { status: 'fulfilled', value: (i + 1) * 2 });
+  });
+  assert.deepEqual(stored.sort((a, b) => a - b), Array.from({ length: 41 }, (_, i) => i).filter((i) => i !== 13));
+  assert.ok(writes.length <= 2 + 2 * Math.ceil(Math.log2(40)), `${writes.length} writes: bisected, not one per item`);
 });

@@ -22,7 +22,8 @@ export async function captureMessage(
   );
 }
 
-// Newest first, keyset on the message id; the raw bytes are fetched one at a time.
+// Newest first, keyset on the message id; the raw bytes are fetched one at a time. The page
+// size is a parameter like every value.
 export async function listCaptured(
   db: Queryable,
   accountId: string | null,
@@ -31,8 +32,8 @@ export async function listCaptured(
   const { rows } = await db.query(
     `SELECT id, account_id, envelope_from, envelope_to, subject, captured_at FROM captured_messages
       WHERE ($1::text IS NULL OR account_id = $1) AND ${page.where}
-      ORDER BY ${page.orderBy} LIMIT ${page.limit + 1}`,
-    [accountId, ...page.params],
+      ORDER BY ${page.orderBy} LIMIT $${2 + page.params.length}::int`,
+    [accountId, ...page.params, page.limit + 1],
   );
   return rows;
 }

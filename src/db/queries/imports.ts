@@ -131,12 +131,14 @@ export async function releaseFailedImport(
   workerId: string,
   r: { message: string; final: boolean; retryAt: Date; now: Date },
 ): Promise<void> {
+  // Every parameter is typed: an untyped `CASE WHEN $4 THEN NULL ELSE $5 END` made this
+  // statement fail itself, leaving a failed import `running` for ever (issue 11, item 6).
   await db.query(
-    `UPDATE subscriber_imports SET failure = $3,
-            status = CASE WHEN $4 THEN 'failed' ELSE status END,
-            finished_at = CASE WHEN $4 THEN $6 ELSE finished_at END,
-            payload = CASE WHEN $4 THEN NULL ELSE payload END,
-            locked_until = CASE WHEN $4 THEN NULL ELSE $5 END
+    `UPDATE subscriber_imports SET failure = $3::text,
+            status = CASE WHEN $4::boolean THEN 'failed' ELSE status END,
+            finished_at = CASE WHEN $4::boolean THEN $6::timestamptz ELSE finished_at END,
+            payload = CASE WHEN $4::boolean THEN NULL ELSE payload END,
+            locked_until = CASE WHEN $4::boolean THEN NULL ELSE $5::timestamptz END
       WHERE id = $1 AND locked_by = $2`,
     [id, workerId, r.message, r.final, r.retryAt, r.now],
   );

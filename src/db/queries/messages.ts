@@ -149,7 +149,8 @@ export async function recipientsOfGroup(db: Queryable, accountId: string, groupI
 
 /**
  * One page of an account's messages, keyset-paginated on the time-ordered id. Bodies are
- * left out of lists (they can be megabytes); GET /emails/{id} returns them.
+ * left out of lists (they can be megabytes); GET /emails/{id} returns them. Every value,
+ * the page size included, is a parameter; only the keyset fragments are SQL text.
  */
 export async function listMessages(
   db: Queryable,
@@ -157,7 +158,7 @@ export async function listMessages(
   f: { status?: string; to?: string; tag?: string },
   page: { where: string; orderBy: string; params: unknown[]; limit: number },
 ): Promise<Omit<MessageRow, 'html' | 'text' | 'attachments'>[]> {
-  const params: unknown[] = [accountId, f.status ?? null, f.to ? f.to.toLowerCase() : null, f.tag ?? null, ...page.params];
+  const params: unknown[] = [accountId, f.status ?? null, f.to ? f.to.toLowerCase() : null, f.tag ?? null, ...page.params, page.limit + 1];
   // One entry per send (its `to` row; cc/bcc copies are listed under it by GET /emails/{id}),
   // except that `to=` finds an address however the send named it.
   const { rows } = await db.query(
@@ -171,7 +172,7 @@ export async function listMessages(
         AND ($4::text IS NULL OR $4 = ANY(tags))
         AND ${page.where}
       ORDER BY ${page.orderBy}
-      LIMIT ${page.limit + 1}`,
+      LIMIT $${params.length}::int`,
     params,
   );
   return rows;

@@ -15,9 +15,14 @@ const RAW_TYPES = ['message/rfc822', 'message/feedback-report', 'multipart/repor
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
-function presentedKey(request: FastifyRequest<{ Querystring: { key?: string } }>): string | undefined {
+/**
+ * The one key presented, or undefined. This route validates nothing by schema, so `?key=a&key=b`
+ * arrives as an array: a key given twice (or not as text) is no key, hence 401, never a 500.
+ */
+function presentedKey(request: FastifyRequest<{ Querystring: { key?: unknown } }>): string | undefined {
   const header = request.headers['x-fbl-key'];
-  return (Array.isArray(header) ? header[0] : header) ?? request.query.key;
+  const key: unknown = header ?? request.query.key;
+  return typeof key === 'string' ? key : undefined;
 }
 
 const Result = Type.Object({
@@ -44,7 +49,7 @@ export async function fblRoutes(fastify: FastifyInstance): Promise<void> {
     app.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: FBL_BODY_LIMIT }, (_request, body, done) => done(null, body));
   }
 
-  app.post<{ Querystring: { key?: string } }>('/api/fbl/inbound', {
+  app.post<{ Querystring: { key?: unknown } }>('/api/fbl/inbound', {
     config: { public: true },
     bodyLimit: FBL_BODY_LIMIT,
     // The request log line carries the URL, and `?key=` is a secret: log this route at warn.

@@ -9,7 +9,8 @@ import { getMessage, insertAcceptedMessages, listMessages, recipientsOfGroup, ty
 import { findSendingDomain, type SendingDomain } from '../../../domain/domains.js';
 import { toApiEvent } from '../../../domain/events.js';
 import { SEND_LIMITS } from '../../../domain/send-input.js';
-import { sendBatch, sendEmail, type SendContext } from '../../../domain/sending.js';
+import { sendBatch, sendEmail, type BatchItemResult, type SendContext } from '../../../domain/sending.js';
+import { batchItemProblems } from '../../batch-items.js';
 import { TrackingLinks } from '../../../domain/tracking-links.js';
 import { notFound } from '../../../errors.js';
 import { problemBody } from '../../problem.js';
@@ -204,6 +205,11 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/api/v1/emails/batch', {
+    // Items are answered one by one, also when one breaks the schema or holds NUL: the schema
+    // error is attached rather than thrown (batch-items.ts splits it by item), and the input
+    // rule leaves the items' strings to batchItemProblems.
+    attachValidation: true,
+    config: { bodyTextCheckedByHandler: ['emails'] },
     schema: {
       summary: 'Send up to 500 emails in one request',
       description: 'Each item is validated and answered on its own, in order: `{index, id, status…}` when accepted, `{index, error: <problem>}` when not. The accepted ones are stored together.',
@@ -218,8 +224,14 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const body = request.body as { emails: Static<typeof SendBody>[] };
-    const results = await sendBatch(contextOf(request), body.emails);
-    if (results.some((r) => !('error' in r) && !r.sandbox)) wakeWorkers();
+    const refused = batchItemProblems(request, 'emails');
+    const valid = body.emails.map((item, index) => ({ item, index })).filter((x) => !refused.has(x.index));
+    const sent = await sendBatch(contextOf(request), valid.map((x) => x.item));
+    if (sent.some((r) => !('error' in r) && !r.sandbox)) wakeWorkers();
+    const results: BatchItemResult[] = [
+      ...sent.map((r) => ({ ...r, index: valid[r.index].index })),
+      ...[...refused].map(([index, error]) => ({ index, error })),
+    ].sort((a, b) => a.index - b.index);
     return {
       data: results.map((r) =>
         'error' in r

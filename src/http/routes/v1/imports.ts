@@ -1,10 +1,11 @@
 import { finishPage, pageOf } from '../../../db/pagination.js';
 import { ListQuery, listResponse } from '../../pagination.js';
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createImport, getImport, IMPORT_MAX_ROWS, listImports, simulateImport, type ImportSource } from '../../../domain/imports.js';
-import { invalid } from '../../../errors.js';
+import { AppError, invalid } from '../../../errors.js';
 import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
 
 /** 100,000 rows with a few attributes each fit well within this. */
@@ -70,10 +71,13 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { pool, clock } = app.deps;
   // Raw CSV bodies, for this plugin's routes only.
-  app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: IMPORT_BODY_LIMIT }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: IMPORT_BODY_LIMIT }, (_request, body, done) =>
+    isUtf8(body as Buffer) ? done(null, (body as Buffer).toString('utf8')) : done(new AppError('invalid_json', 'Body is not valid UTF-8 CSV'), undefined));
 
   app.post('/api/v1/subscribers/import', {
     bodyLimit: IMPORT_BODY_LIMIT,
+    // A row with NUL is reported as that row's error (domain/imports.ts), not the file's.
+    config: { bodyTextCheckedByHandler: ['subscribers', 'csv', ''] },
     schema: {
       summary: 'Import subscribers',
       description: `Up to ${IMPORT_MAX_ROWS} rows into one list, as a background job: answers 202 with the import, whose `
@@ -91,6 +95,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
     },
   }, async (request, reply) => {
     const body = request.body as unknown;
+    if (body === undefined || body === null) throw invalid('body', 'is required: JSON {list, subscribers} or {list, csv}, or a text/csv body with ?list=');
     let listId: string | undefined;
     let source: ImportSource;
     if (typeof body === 'string') {
