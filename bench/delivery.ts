@@ -7,7 +7,15 @@
  * With --split, the workers start only after every message is accepted, so delivered/s is the
  * delivery engine alone rather than delivery competing with the API for the same cores.
  *
- *   npm run bench:delivery -- [--messages 20000] [--workers 2] [--connections 32] [--split]
+ * With --sink PORT, mail goes to a sink that already listens on 127.0.0.1:PORT (Postfix's C
+ * `smtp-sink -u nobody -M N 127.0.0.1:PORT 1000`, which exits after N messages), so the sink's
+ * CPU is not in this process; arrivals are then read from the messages' delivered_at.
+ * `npm run bench:peer` runs the Postfix+OpenDKIM peer and this back to back (bench/peer.ts).
+ *
+ * --same-content sends one content to everyone (a campaign without merge fields) instead of
+ * per-message variables.
+ *
+ *   npm run bench:delivery -- [--messages 20000] [--workers 2] [--connections 32] [--split] [--sink PORT] [--same-content]
  */
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
@@ -23,8 +31,11 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
     split: { type: 'boolean', default: false },
+    sink: { type: 'string' },
+    'same-content': { type: 'boolean', default: false },
   },
 });
+const externalSink = values.sink !== undefined ? Number(values.sink) : null;
 const total = Number(values.messages);
 const workers = Number(values.workers);
 const connections = Number(values.connections);
@@ -53,8 +64,8 @@ const sink = new SMTPServer({
     });
   },
 });
-await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
-const sinkPort = (sink.server.address() as { port: number }).port;
+if (externalSink === null) await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+const sinkPort = externalSink ?? (sink.server.address() as { port: number }).port;
 const dns = await startDnsServer();
 dns.setRecords('example.net', 'MX', [{ exchange: 'mx.example.net', priority: 10 }]);
 dns.setRecords('mx.example.net', 'A', ['127.0.0.1']);
@@ -85,7 +96,7 @@ await Promise.all(
       const res = await fetch(`http://127.0.0.1:${cluster.port}/api/v1/emails`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ to: `user${i}@example.net`, from: { email: 'shop@bench.test', name: 'Shop' }, subject: 'Order {{ order }} shipped', html, variables: { name: `User ${i}`, order: `A-${i}` } }),
+        body: JSON.stringify({ to: `user${i}@example.net`, from: { email: 'shop@bench.test', name: 'Shop' }, subject: 'Order {{ order }} shipped', html, variables: values['same-content'] ? { name: 'friend', order: 'A-1' } : { name: `User ${i}`, order: `A-${i}` } }),
       });
       const body = (await res.json()) as { id?: string };
       if (res.status === 202 && body.id) accepted.set(body.id, Date.now());
@@ -100,6 +111,17 @@ if (values.split) {
   for (let i = 0; i < workers; i++) await cluster.addProcess('worker');
 }
 const timeout = setTimeout(() => done(), 600_000);
+if (externalSink !== null) {
+  // The sink is another process: the workers' own record of each delivery says when it arrived.
+  for (;;) {
+    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'delivered'`);
+    if (rows[0].n >= accepted.size) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const { rows } = await pool.query<{ id: string; at: Date }>(`SELECT id, delivered_at AS at FROM messages WHERE status = 'delivered'`);
+  for (const r of rows) arrivals.set(r.id, r.at.getTime());
+  done();
+}
 await allArrived;
 clearTimeout(timeout);
 const times = [...arrivals.values()];
@@ -111,10 +133,11 @@ process.stdout.write(
   [
     `accepted     ${(accepted.size / acceptSeconds).toFixed(0)}/s  (${accepted.size} in ${acceptSeconds.toFixed(1)} s, ${failures} refused)`,
     `delivered    ${(arrivals.size / ((lastArrival - firstArrival) / 1000)).toFixed(0)}/s between first and last arrival; ${(arrivals.size / ((lastArrival - deliveryStart) / 1000)).toFixed(0)}/s from ${values.split ? 'worker start' : 'the first accept'} (${arrivals.size} in ${((lastArrival - deliveryStart) / 1000).toFixed(1)} s)`,
+    `end to end   ${(arrivals.size / ((lastArrival - t0) / 1000)).toFixed(0)} msg/s from the first accept to the last delivery`,
     `latency ms   accept→delivered p50 ${percentile(latencies, 50)}  p99 ${percentile(latencies, 99)}`,
     `peak RSS MB  ${roles.map((r, i) => `${r} ${rss[i]}`).join(', ')}`,
   ].join('\n') + '\n',
 );
 await cluster.stop();
 await dns.close();
-sink.close();
+if (externalSink === null) sink.close();

@@ -203,3 +203,24 @@ test('cc and bcc: at and past the 50-address limit of each; NUL in an address is
   const nul = await env.send(basicEmail({ bcc: [`a\u0000b@${RECIPIENT_DOMAIN}`] }));
   assert.ok(nul.statusCode >= 400 && nul.statusCode < 500, String(nul.statusCode));
 });
+
+test('text part: derived from the content once, each copy\'s text carries its own tracked links and none of the originals', async () => {
+  const html = '<p>See <a href="https://acme.test/a?x=1&amp;y=2">https://acme.test/a?x=1&amp;y=2</a> and <a href="https://acme.test/a">the short one</a>, ' +
+    'or <a data-postline-notrack href="https://acme.test/plain">untracked</a>.</p>';
+  await env.send(basicEmail({ to: at('tx1'), cc: [at('tx2')], html }));
+  await env.deliverAll();
+  const texts: string[] = [];
+  for (const r of [at('tx1'), at('tx2')]) {
+    const parsed = await simpleParser(receivedBy(r)[0].raw);
+    const text = String(parsed.text);
+    assert.ok(!text.includes('https://acme.test/a'), text);
+    assert.ok(text.includes('https://acme.test/plain'), 'a notrack link stays as written');
+    const clicks = [...text.matchAll(/https:\/\/postline\.test\/t\/c\/[^\s\]]+/g)].map((m) => m[0]);
+    assert.equal(clicks.length, 2, text);
+    // The same links as the HTML part of that copy.
+    for (const c of clicks) assert.ok(String(parsed.html).includes(c), c);
+    assert.match(text, /https:\/\/postline\.test\/u\//);
+    texts.push(clicks.join(' '));
+  }
+  assert.notEqual(texts[0], texts[1], 'each copy has its own click tokens');
+});
