@@ -1,4 +1,5 @@
 import type { Pool } from './pool.js';
+import { inSandbox } from './sandbox.js';
 
 /**
  * Wakes workers after a commit, without NOTIFY inside the writing transaction: PostgreSQL
@@ -11,6 +12,7 @@ import type { Pool } from './pool.js';
 const state = new WeakMap<Pool, Map<string, 'idle' | 'sending' | 'again'>>();
 
 export function notifySoon(pool: Pool, channel: 'postline_messages' | 'postline_events'): void {
+  if (inSandbox()) return; // a test-key request committed nothing to wake anyone for
   let channels = state.get(pool);
   if (!channels) state.set(pool, (channels = new Map()));
   const current = channels.get(channel) ?? 'idle';

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { inSandbox } from './sandbox.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -22,10 +23,12 @@ const afterCommitHooks = new WeakMap<PoolClient, ((pool: Pool) => void)[]>();
 
 /**
  * Runs `fn` once what `db` wrote is committed: at once on a pool (autocommit), after COMMIT
- * inside withTransaction, never if the transaction rolls back. For wake-ups that must not
+ * inside withTransaction, never if the transaction rolls back (nor in a test-key sandbox,
+ * db/sandbox.ts, which always does). For wake-ups that must not
  * happen before the data is visible (and must not be inside the transaction: db/notify.ts).
  */
 export function afterCommit(db: Queryable, fn: (pool: Pool) => void): void {
+  if (inSandbox()) return; // a test-key request: nothing is ever committed
   if (db instanceof pg.Pool) {
     fn(db);
     return;

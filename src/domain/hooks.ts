@@ -3,6 +3,7 @@
  * what a hook may subscribe to and point at, how a request is built and signed, and what each
  * answer means for the batch (delivered, retried with backoff, dropped, or the hook disabled).
  */
+import { inSandbox } from '../db/sandbox.js';
 import { finishPage, type Page } from '../db/pagination.js';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
@@ -267,6 +268,8 @@ export async function sendTestDelivery(
     data: { test: true },
   };
   const { body, headers } = webhookRequest(row.id, [event], hookSecret(row.secret, config));
+  // A test key sends nothing (db/sandbox.ts): the answer says so, as a request never made.
+  if (inSandbox()) return { delivered: false, statusCode: null, durationMs: 0, error: 'not sent: test keys perform no real action', event };
   const result = await guardedPost(new URL(row.url), body, headers, {
     allowPrivate: config.webhookAllowPrivate, timeoutMs: opts.timeoutMs ?? REQUEST_TIMEOUT_MS, resolve: opts.resolve,
   });

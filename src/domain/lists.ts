@@ -4,6 +4,7 @@ import {
   deleteList as deleteListRow, insertList, selectList, selectListAccount, selectListFlags, selectListPage, updateList as updateListRow,
   type ListPatch, type ListRow,
 } from '../db/queries/lists.js';
+import { selectTemplate } from '../db/queries/templates.js';
 import { AppError, invalid, notFound, type FieldError } from '../errors.js';
 import { newId } from '../ids.js';
 
@@ -64,8 +65,18 @@ function throwIfAny(errors: FieldError[]): void {
   if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
 }
 
+/**
+ * A confirmation template must be one of this account's (issue 11, item 13): another
+ * account's id is refused like an unknown one, 422, never stored as a reference.
+ */
+async function checkTemplateReference(db: Queryable, accountId: string, templateId: string | null | undefined): Promise<void> {
+  if (templateId === undefined || templateId === null) return;
+  if (!(await selectTemplate(db, accountId, templateId))) throw invalid('confirmationTemplateId', `unknown template ${templateId}`);
+}
+
 export async function createList(db: Queryable, accountId: string, input: ListInput, now: Date = new Date()): Promise<List> {
   throwIfAny(checkFields(input));
+  await checkTemplateReference(db, accountId, input.confirmationTemplateId);
   const row = await insertList(db, {
     id: newId('lst'),
     accountId,
@@ -91,6 +102,7 @@ export async function listLists(db: Queryable, accountId: string, page: Page): P
 
 export async function updateList(db: Queryable, accountId: string, id: string, changes: Partial<ListInput>, now: Date = new Date()): Promise<List> {
   throwIfAny(checkFields(changes));
+  await checkTemplateReference(db, accountId, changes.confirmationTemplateId);
   const patch: ListPatch = { ...changes, ...(changes.name !== undefined ? { name: changes.name.trim() } : {}) };
   const row = await updateListRow(db, accountId, id, patch, now);
   if (!row) throw notFound(`list ${id}`);

@@ -7,6 +7,7 @@ import {
 import { invalid, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { compileSegment, parseSegmentDefinition, SqlParams, type SegmentDefinition, type SegmentMatch, type SegmentNode } from './segment-sql.js';
+import { requireLists } from './lists.js';
 import { toSubscriber, type Subscriber } from './subscribers.js';
 
 /**
@@ -85,9 +86,27 @@ async function countAll(db: Queryable, accountId: string, defs: SegmentDefinitio
   return counts;
 }
 
+/** The list ids a definition's `list` conditions name, nested groups included. */
+function listReferences(node: SegmentNode): string[] {
+  if ('conditions' in node) return node.conditions.flatMap(listReferences);
+  if (node.field !== 'list') return [];
+  return (Array.isArray(node.value) ? node.value : [node.value]).filter((v): v is string => typeof v === 'string');
+}
+
+/**
+ * Lists named in conditions must be this account's (issue 11, item 13): a condition on another
+ * account's list would be stored as a reference to it, so it is refused with 422 like an
+ * unknown list, when the segment is created or its conditions change.
+ */
+async function checkListReferences(db: Queryable, accountId: string, def: SegmentDefinition): Promise<void> {
+  const ids = listReferences(def);
+  if (ids.length > 0) await requireLists(db, accountId, ids, 'conditions');
+}
+
 export async function createSegment(db: Queryable, accountId: string, input: SegmentInput, now: Date = new Date()): Promise<Segment> {
   const name = checkName(input.name);
   const def = parseSegmentDefinition({ match: input.match, conditions: input.conditions ?? [] });
+  await checkListReferences(db, accountId, def);
   const row = await insertSegment(db, { id: newId('seg'), accountId, name, match: def.match, conditions: def.conditions, now });
   return toSegment(row, await countSegment(db, accountId, def, now));
 }
@@ -122,6 +141,7 @@ export async function updateSegment(
   const def = changes.match !== undefined || changes.conditions !== undefined
     ? parseSegmentDefinition({ match: changes.match ?? current.match, conditions: changes.conditions ?? current.conditions })
     : undefined;
+  if (changes.conditions !== undefined && def) await checkListReferences(db, accountId, def);
   const row = await updateSegmentRow(db, accountId, id, { name, match: def?.match, conditions: def?.conditions }, now);
   if (!row) throw notFound(`segment ${id}`);
   return toSegment(row, await countSegment(db, accountId, definitionOf(row), now));

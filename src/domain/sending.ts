@@ -93,28 +93,25 @@ export function monthOf(now: Date): string {
 
 /**
  * Validates one send request and prepares its row, in the order of DESIGN.md §6: schema (by
- * the route), addresses and headers, template and rendering; then, for live keys only, the
- * verified sender domain and the suppression list. Each step throws an AppError and stops.
+ * the route), addresses and headers, the verified sender domain, template and rendering, the
+ * suppression list. Each step throws an AppError and stops; test keys run them all and get a
+ * sandbox result instead of a row.
  */
 async function prepareSend(ctx: SendContext, req: SendRequest): Promise<PreparedSend | SendResult> {
   checkAddresses(req);
   checkRawSubject(req);
   const scheduledAt = checkSchedule(req, ctx.now);
   checkAttachments(req);
-  if (ctx.mode === 'test') {
-    const id = newId('sbx');
-    const content = await renderContent(ctx, req, `${ctx.config.baseUrl}/u/sandbox`);
-    checkContent(req, content);
-    return { sandbox: true, id, to: req.to, subject: content.subject };
-  }
+  // Test keys go through every check a live key does (issue 11, item 9: same validation, same
+  // errors) and stop just before anything is stored.
   const domain = await (ctx.findDomain ?? ((a, f) => findSendingDomain(ctx.db, a, f)))(ctx.accountId, req.from.email);
   if (!domain) {
     throw new AppError('sender_domain_unverified', `${req.from.email.slice(req.from.email.lastIndexOf('@') + 1)} is not a verified sending domain of this account`, {
       errors: [{ field: 'from.email', message: 'must be on a verified domain of the account' }],
     });
   }
-  const id = newId('msg');
-  const content = await renderContent(ctx, req, ctx.links.unsubscribe(id, domain.trackingHost));
+  const id = newId(ctx.mode === 'test' ? 'sbx' : 'msg');
+  const content = await renderContent(ctx, req, ctx.mode === 'test' ? `${ctx.config.baseUrl}/u/sandbox` : ctx.links.unsubscribe(id, domain.trackingHost));
   checkContent(req, content);
   // Suppression is checked per recipient: a suppressed cc/bcc (or `to`) gets a row with status
   // 'suppressed' and is not delivered; only a send whose every recipient is suppressed is
@@ -128,6 +125,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
       errors: recipients.map((r) => ({ field: fieldOf(req, r), message: 'is suppressed' })),
     });
   }
+  if (ctx.mode === 'test') return { sandbox: true, id, to: req.to, subject: content.subject };
   const rows: MessageRow[] = [];
   const events: SentEventRow[] = [];
   const group = recipients.length > 1;

@@ -8,6 +8,8 @@ import { errorsPlugin, sendProblem } from './plugins/errors.js';
 import { inputRulePlugin } from './plugins/input-rule.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { sandboxPlugin } from './plugins/sandbox.js';
+import { sandboxAware } from '../db/sandbox.js';
 import { fblRoutes } from './routes/fbl.js';
 import { healthRoutes } from './routes/health.js';
 import { trackingRoutes } from './routes/tracking.js';
@@ -36,7 +38,9 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
         : sendProblem(request, reply, 'internal_error', `Something went wrong on our side; quote request id ${request.id} when reporting it`),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.decorate('deps', deps);
+  // Handlers get the pool through the test-key sandbox (db/sandbox.ts): the same pool for live
+  // keys, a rolled-back transaction for a test key's writes (plugins/sandbox.ts).
+  app.decorate('deps', { ...deps, pool: sandboxAware(deps.pool) });
   // JSON only: a text/plain body is an error, not a string handed to a JSON route.
   // Routes that take raw bodies (FBL intake) register their own parser in their scope.
   app.removeContentTypeParser('text/plain');
@@ -48,6 +52,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
   await app.register(metricsPlugin);
   await app.register(authPlugin);
   await app.register(idempotencyPlugin);
+  await app.register(sandboxPlugin, { realPool: deps.pool });
   await registerOpenApi(app);
   await app.register(healthRoutes);
   await app.register(fblRoutes);

@@ -62,9 +62,11 @@ test('lists: patch changes only the given fields; null clears the description', 
   assert.equal(res.body.description, 'keep?');
   assert.equal(res.body.doubleOptIn, true);
   assert.ok(res.body.updatedAt >= res.body.createdAt);
-  const cleared = await api.patch(`/api/v1/lists/${id}`, { description: null, confirmationTemplateId: 'tpl_0123' });
+  const template = await app.inject({ method: 'POST', url: '/api/v1/templates', headers: { ...acme.live, 'content-type': 'application/json' }, payload: { name: 'Confirm', subject: 'Confirm', html: '<p>{{ confirm_url }}</p>' } });
+  const templateId = template.json().id as string;
+  const cleared = await api.patch(`/api/v1/lists/${id}`, { description: null, confirmationTemplateId: templateId });
   assert.equal(cleared.body.description, null);
-  assert.equal(cleared.body.confirmationTemplateId, 'tpl_0123');
+  assert.equal(cleared.body.confirmationTemplateId, templateId);
   assert.equal(cleared.body.name, 'After');
   assert.equal((await api.patch('/api/v1/lists/lst_00000000000000000000000000000000', { name: 'x' })).status, 404);
 });

@@ -4,6 +4,8 @@ import fp from 'fastify-plugin';
 import {
   claimIdempotencyKey, completeIdempotencyKey, getIdempotencyRecord, releaseIdempotencyKey,
 } from '../../db/queries/idempotency.js';
+import type { Pool, Queryable } from '../../db/pool.js';
+import { outsideSandbox } from '../../db/sandbox.js';
 import { AppError } from '../../errors.js';
 import { decryptSecret, encryptSecret } from '../../mail/keyring.js';
 
@@ -29,6 +31,9 @@ function requestHash(request: FastifyRequest): Buffer {
  * below 500) is stored and replayed for 24 h with Idempotent-Replayed: true.
  */
 export const idempotencyPlugin = fp(async (app: FastifyInstance) => {
+  // The record outlives the request, test keys' too (a replay must work in the sandbox), so it
+  // is written outside the request's sandbox (db/sandbox.ts) even when onSend runs inside it.
+  const records: Queryable = { query: ((...args: Parameters<Pool['query']>) => outsideSandbox(() => app.deps.pool.query(...args))) as Pool['query'] };
   app.addHook('preHandler', async (request, reply) => {
     const header = request.headers['idempotency-key'];
     if (request.method !== 'POST' || header === undefined || !request.auth) return;
@@ -41,11 +46,11 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance) => {
     const hash = requestHash(request);
     const now = app.deps.clock.now();
     const accountId = request.auth.accountId;
-    if (await claimIdempotencyKey(app.deps.pool, { accountId, key, hash, now, expiresAt: new Date(now.getTime() + TTL_MS) })) {
+    if (await claimIdempotencyKey(records, { accountId, key, hash, now, expiresAt: new Date(now.getTime() + TTL_MS) })) {
       request.idempotencyKey = key;
       return;
     }
-    const record = await getIdempotencyRecord(app.deps.pool, accountId, key);
+    const record = await getIdempotencyRecord(records, accountId, key);
     if (!record) throw new AppError('idempotency_conflict', 'Idempotency-Key was released by a concurrent request; retry');
     if (!record.request_hash.equals(hash)) {
       throw new AppError('idempotency_conflict', 'Idempotency-Key was already used with a different request body');
@@ -64,13 +69,13 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance) => {
     request.idempotencyKey = undefined;
     const accountId = request.auth.accountId;
     if (reply.statusCode >= 500 || (typeof payload !== 'string' && !Buffer.isBuffer(payload) && payload !== null && payload !== undefined)) {
-      await releaseIdempotencyKey(app.deps.pool, accountId, key);
+      await releaseIdempotencyKey(records, accountId, key);
       return payload;
     }
     // Stored encrypted: some first responses carry secrets shown once (webhook secrets).
     const body = encryptSecret(payload === null || payload === undefined ? '' : payload.toString(), app.deps.config.secret, PURPOSE);
     const contentType = (reply.getHeader('content-type') as string | undefined) ?? null;
-    await completeIdempotencyKey(app.deps.pool, { accountId, key, status: reply.statusCode, body, contentType });
+    await completeIdempotencyKey(records, { accountId, key, status: reply.statusCode, body, contentType });
     return payload;
   });
 });
