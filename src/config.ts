@@ -141,3 +141,19 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
   };
 }
+
+/**
+ * Settings that work but will hurt in production, said once at start-up. The base URL is where
+ * List-Unsubscribe and tracking links point, and RFC 8058 one-click unsubscribe requires https:
+ * receivers (Gmail, Yahoo) ignore an http one-click URL.
+ */
+export function startupWarnings(config: Pick<Config, 'baseUrl'>): string[] {
+  const warnings: string[] = [];
+  if (new URL(config.baseUrl).protocol !== 'https:') {
+    warnings.push(
+      `POSTLINE_BASE_URL is ${config.baseUrl}, not https: List-Unsubscribe links in mail point there, and RFC 8058 one-click ` +
+      'unsubscribe requires https (Gmail and Yahoo ignore it otherwise). Set POSTLINE_BASE_URL=https://… to the public address of this API.',
+    );
+  }
+  return warnings;
+}

@@ -1,7 +1,8 @@
 import pino from 'pino';
 import { bootstrapDefaultAccount } from './bootstrap.js';
 import { systemClock } from './clock.js';
-import type { Config, Role } from './config.js';
+import { startupWarnings, type Config, type Role } from './config.js';
+import { loggerOptions } from './logging.js';
 import { openDatabase } from './db/open.js';
 import { buildApp } from './http/app.js';
 import { startSmtpListener } from './inbound/smtp-listener.js';
@@ -13,7 +14,8 @@ import { startWorkers } from './workers/index.js';
  * their current step, then stop the embedded PostgreSQL, so no postgres process is left.
  */
 export async function startServer(config: Config, role: Role): Promise<void> {
-  const log = pino({ level: config.logLevel, redact: ['*.key', '*.password', '*.secret'] });
+  const log = pino(loggerOptions(config.logLevel, ['*.key', '*.password', '*.secret']));
+  for (const warning of startupWarnings(config)) log.warn(warning);
   const db = await openDatabase(config, { owner: true, log: (m) => log.info(m) });
   const clock = systemClock;
   const banner = await bootstrapDefaultAccount(db.pool, config);

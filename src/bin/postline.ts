@@ -6,6 +6,7 @@ import { registerFblCommands } from '../cli/fbl.js';
 import { reportCliError, withDatabase, output } from '../cli/context.js';
 import { registerSubscriberCommands } from '../cli/subscribers.js';
 import { registerDomainCommands } from '../cli/domains.js';
+import { registerHookCommands } from '../cli/hooks.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
 
@@ -31,5 +32,6 @@ registerMailboxCommands(program);
 registerFblCommands(program);
 registerDomainCommands(program);
 registerSubscriberCommands(program);
+registerHookCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

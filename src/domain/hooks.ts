@@ -4,12 +4,13 @@
  * answer means for the batch (delivered, retried with backoff, dropped, or the hook disabled).
  */
 import { inSandbox } from '../db/sandbox.js';
+import { notifySoon } from '../db/notify.js';
 import { finishPage, type Page } from '../db/pagination.js';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { Queryable } from '../db/pool.js';
+import { afterCommit, type Queryable } from '../db/pool.js';
 import {
-  deleteHookRow, insertDelivery, insertHook, selectDeliveryPage, selectHook, selectHookPage, updateHookSecret,
+  deleteHookRow, enableHookRow, insertDelivery, selectHookAccount, insertHook, selectDeliveryPage, selectHook, selectHookPage, updateHookSecret,
   type DeliveryRow, type HookRow,
 } from '../db/queries/hooks.js';
 import { invalid, notFound } from '../errors.js';
@@ -181,6 +182,21 @@ export async function listHooks(db: Queryable, accountId: string, page: Page): P
 
 export async function deleteHook(db: Queryable, accountId: string, id: string): Promise<void> {
   if (!(await deleteHookRow(db, accountId, id))) throw notFound(`hook ${id}`);
+}
+
+/** POST /hooks/{id}/enable and `postline hooks enable`: a disabled hook receives events again. */
+export async function enableHook(db: Queryable, accountId: string, id: string, now: Date): Promise<Hook> {
+  const row = await enableHookRow(db, accountId, id, now);
+  if (!row) throw notFound(`hook ${id}`);
+  afterCommit(db, (pool) => notifySoon(pool, 'postline_events'));
+  return toHook(row);
+}
+
+/** The account a hook belongs to (operator tools given only a hook id). */
+export async function accountOfHook(db: Queryable, id: string): Promise<string> {
+  const accountId = await selectHookAccount(db, id);
+  if (!accountId) throw notFound(`hook ${id}`);
+  return accountId;
 }
 
 /** A new secret, effective for the next batch; the old one stops signing at once. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppDeps } from './deps.js';
+import { loggerOptions } from '../logging.js';
 import { registerOpenApi } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
 import { errorsPlugin, sendProblem } from './plugins/errors.js';
@@ -25,10 +26,11 @@ const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.he
  */
 export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger === false ? false : { level: deps.config.logLevel, redact: REDACT },
+    logger: opts.logger === false ? false : loggerOptions(deps.config.logLevel, REDACT),
     bodyLimit: deps.config.bodyLimit,
     // Subscribers are addressed by email in the path; an address may be 254 octets, encoded more.
-    maxParamLength: 800,
+    // (Under routerOptions: the top-level option is deprecated, FSTDEP022.)
+    routerOptions: { maxParamLength: 800 },
     genReqId: () => `req_${randomBytes(8).toString('hex')}`,
     requestIdHeader: false,
     // A path whose percent-escapes are not UTF-8 (`/lists/%FF`) is refused before routing.

@@ -58,6 +58,33 @@ export async function updateHookSecret(db: Queryable, accountId: string, id: str
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Re-enables a disabled hook: active again, its failure count reset and due now, so the batch
+ * that was undelivered when it was disabled goes first. Events recorded while it was disabled
+ * were never queued for it (the queue trigger only feeds active hooks). An active hook is
+ * left as it is (its backoff untouched); null when no such hook in the account.
+ */
+export async function enableHookRow(db: Queryable, accountId: string, id: string, now: Date): Promise<HookRow | null> {
+  const { rows } = await db.query<HookRow>(
+    `WITH enabled AS (
+       UPDATE hooks SET status = 'active', disabled_reason = NULL, disabled_at = NULL, attempts = 0,
+              next_attempt_at = $3::timestamptz, lease_token = NULL
+        WHERE account_id = $1 AND id = $2 AND status = 'disabled'
+        RETURNING ${COLUMNS})
+     SELECT * FROM enabled
+     UNION ALL
+     SELECT ${COLUMNS} FROM hooks WHERE account_id = $1 AND id = $2 AND NOT EXISTS (SELECT 1 FROM enabled)`,
+    [accountId, id, now],
+  );
+  return rows[0] ?? null;
+}
+
+// Operator tools (the CLI) are given a hook id only; the API always knows the account.
+export async function selectHookAccount(db: Queryable, id: string): Promise<string | null> {
+  const { rows } = await db.query<{ account_id: string }>('SELECT account_id FROM hooks WHERE id = $1', [id]);
+  return rows[0]?.account_id ?? null;
+}
+
 export interface DeliveryRow {
   id: string;
   hook_id: string;

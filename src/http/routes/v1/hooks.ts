@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { EVENT_TYPES, type EventType } from '../../../domain/events.js';
 import {
-  createHook, deleteHook, EVENT_SHORT_NAMES, getHook, listHookDeliveries, listHooks, rotateHookSecret, sendTestDelivery,
+  createHook, deleteHook, enableHook, EVENT_SHORT_NAMES, getHook, listHookDeliveries, listHooks, rotateHookSecret, sendTestDelivery,
 } from '../../../domain/hooks.js';
 import { problemResponse } from '../../problem.js';
 
@@ -156,6 +156,16 @@ export async function hookRoutes(fastify: FastifyInstance): Promise<void> {
       },
     },
   }, async (request) => listHookDeliveries(pool, request.auth.accountId, request.params.id, pageOf(request.query)));
+
+  app.post('/api/v1/hooks/:id/enable', {
+    schema: {
+      summary: 'Re-enable a disabled webhook',
+      description: 'A hook disabled after a 410 Gone or exhausted retries becomes `active` again: its failure count is reset and the batch that was pending when it was disabled is sent first, at once. Events recorded while it was disabled are not delivered (they were never queued for it). Enabling an active hook changes nothing.',
+      tags: ['webhooks'],
+      params: IdParams,
+      response: { 200: { ...Hook, description: 'The hook, now active', examples: [HOOK_EXAMPLE] }, 404: NotFound },
+    },
+  }, async (request) => enableHook(pool, request.auth.accountId, request.params.id, clock.now()));
 
   app.post('/api/v1/hooks/:id/rotate-secret', {
     schema: {
