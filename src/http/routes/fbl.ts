@@ -58,12 +58,14 @@ export async function fblRoutes(fastify: FastifyInstance): Promise<void> {
     // the handler checks the key and the report itself.
     validatorCompiler: () => () => true,
     schema: {
+      operationId: 'reportComplaint',
       summary: 'Report a complaint (ARF feedback report)',
       description:
         'Feedback-loop intake. The body is the raw ARF report (RFC 5965): a `multipart/report` with a `message/feedback-report` part and the original as `message/rfc822` or `text/rfc822-headers`, posted as is (any content type, up to 10 MB). ' +
         'The key (`postline fbl-secret`) goes in `X-FBL-Key` or `?key=`, not the API key. The report is matched to the message by the original\'s Message-ID, else by a signed VERP Original-Mail-From, else by the reported address (Original-Rcpt-To, else the original\'s To) → the most recent message to it. ' +
         'Matched: the address is suppressed (reason complaint) and a `spam` event recorded, once per message. Every report is stored, matched or not.',
       tags: ['complaints'],
+      security: [{ fblKey: [] }, { fblKeyQuery: [] }],
       consumes: [...RAW_TYPES],
       headers: Type.Object({ 'x-fbl-key': Type.Optional(Type.String({ description: 'The FBL key (or use ?key=)' })) }),
       querystring: Type.Object({ key: Type.Optional(Type.String({ description: 'The FBL key, when the sender cannot set a header' })) }),

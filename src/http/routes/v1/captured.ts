@@ -20,6 +20,7 @@ const CapturedItem = Type.Object({
 export async function capturedRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/v1/captured', {
     schema: {
+      operationId: 'listCapturedMessages',
       summary: 'List captured messages (POSTLINE_DELIVERY=capture)',
       tags: ['emails'],
       querystring: ListQuery,
@@ -42,9 +43,13 @@ export async function capturedRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/captured/:id', {
     schema: {
+      operationId: 'getCapturedMessage',
       summary: 'The raw RFC 5322 bytes of a captured message (message/rfc822)',
       tags: ['emails'],
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+      response: {
+        200: { description: 'The message as it would have been sent, DKIM signature included', content: { 'message/rfc822': { schema: Type.String() } } },
+      },
     },
   }, async (request, reply) => {
     const { id } = request.params as { id: string };

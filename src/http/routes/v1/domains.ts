@@ -98,6 +98,7 @@ export async function domainRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/domains', {
     schema: {
+      operationId: 'listDomains',
       summary: 'List sender domains',
       description: 'Domains of the account with their records and last check results, newest first by default; paginate with `limit`, `order` and `cursor`.',
       tags: ['domains'],
@@ -111,6 +112,7 @@ export async function domainRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/domains', {
     schema: {
+      operationId: 'createDomain',
       summary: 'Add a sender domain',
       description: 'Generates an RSA-2048 and an Ed25519 DKIM key (private keys are stored encrypted and never returned) and answers with the DNS records to publish. Then call `POST /api/v1/domains/{id}/verify`.',
       tags: ['domains'],
@@ -124,6 +126,7 @@ export async function domainRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/domains/:id', {
     schema: {
+      operationId: 'getDomain',
       summary: 'Get a sender domain',
       description: 'The domain, the records to publish and the result of the last check of each.',
       tags: ['domains'],
@@ -134,6 +137,7 @@ export async function domainRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/domains/:id/verify', {
     schema: {
+      operationId: 'verifyDomain',
       summary: 'Check the DNS records',
       description: 'Looks every record up through the configured resolver and stores each status (`verified`, `missing`, `mismatch`, `temp_error`). The domain becomes `verified` when its RSA DKIM record matches; once verified it stays so when a later check fails (record statuses still update). The tracking CNAME is checked too.',
       tags: ['domains'],
@@ -144,6 +148,7 @@ export async function domainRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/domains/:id/tracking/verify', {
     schema: {
+      operationId: 'verifyDomainTracking',
       summary: 'Check the white-label tracking CNAME',
       description: 'Checks that `track.<domain>` is a CNAME to the tracking host. Confirmed → `tracking.status` `verified` and new messages from the domain use `http://track.<domain>/` for links, the pixel and the unsubscribe page; absent or pointing elsewhere → `failed` (messages use the default host again). A temporary DNS failure leaves the status as it was.',
       tags: ['domains'],
@@ -157,6 +162,7 @@ export async function domainRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.delete('/api/v1/domains/:id', {
     schema: {
+      operationId: 'deleteDomain',
       summary: 'Delete a sender domain',
       description: 'Removes the domain and its keys. Mail from it is refused from then on (`sender_domain_unverified`); the DNS records may be removed.',
       tags: ['domains'],

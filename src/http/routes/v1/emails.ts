@@ -187,6 +187,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/emails', {
     schema: {
+      operationId: 'sendEmail',
       summary: 'Send an email',
       description:
         'Live key: validates, checks the verified sender domain, the suppression list and the quota, stores the message and answers 202 `queued` (or `scheduled`). ' +
@@ -211,6 +212,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
     attachValidation: true,
     config: { bodyTextCheckedByHandler: ['emails'] },
     schema: {
+      operationId: 'sendEmailBatch',
       summary: 'Send up to 500 emails in one request',
       description: 'Each item is validated and answered on its own, in order: `{index, id, status…}` when accepted, `{index, error: <problem>}` when not. The accepted ones are stored together.',
       tags: ['emails'],
@@ -243,6 +245,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/emails', {
     schema: {
+      operationId: 'listEmails',
       summary: 'List sent emails',
       tags: ['emails'],
       querystring: Type.Intersect([
@@ -266,6 +269,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/emails/:id', {
     schema: {
+      operationId: 'getEmail',
       summary: 'Get an email with its status and event timeline',
       tags: ['emails'],
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }),

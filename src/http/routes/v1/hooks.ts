@@ -90,6 +90,7 @@ export async function hookRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/hooks', {
     schema: {
+      operationId: 'createHook',
       summary: 'Create a webhook',
       description: 'Subscribes a URL to event types. Events recorded from now on are POSTed in batches of at most 500, in order, signed with `X-SVC-Signature: sha256=<hex HMAC-SHA256 of the raw body>` keyed with `secret`, which is returned only here (see docs/webhooks.md).',
       tags: ['webhooks'],
@@ -103,6 +104,7 @@ export async function hookRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/hooks', {
     schema: {
+      operationId: 'listHooks',
       summary: 'List webhooks',
       description: 'The account\'s hooks without secrets, newest first by default; paginate with `limit`, `order` and `cursor`.',
       tags: ['webhooks'],
@@ -113,6 +115,7 @@ export async function hookRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/hooks/:id', {
     schema: {
+      operationId: 'getHook',
       summary: 'Get a webhook',
       description: 'The hook and its state (the secret is never shown again).',
       tags: ['webhooks'],
@@ -123,6 +126,7 @@ export async function hookRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.delete('/api/v1/hooks/:id', {
     schema: {
+      operationId: 'deleteHook',
       summary: 'Delete a webhook',
       description: 'Stops deliveries at once; undelivered events and the attempt log are discarded.',
       tags: ['webhooks'],
@@ -136,6 +140,7 @@ export async function hookRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/hooks/:id/deliveries', {
     schema: {
+      operationId: 'listHookDeliveries',
       summary: 'List delivery attempts',
       description: 'Every attempt to deliver a batch (and every test send), newest first by default: time, outcome, HTTP status, duration, number of events and the error, if any.',
       tags: ['webhooks'],
@@ -159,6 +164,7 @@ export async function hookRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/hooks/:id/enable', {
     schema: {
+      operationId: 'enableHook',
       summary: 'Re-enable a disabled webhook',
       description: 'A hook disabled after a 410 Gone or exhausted retries becomes `active` again: its failure count is reset and the batch that was pending when it was disabled is sent first, at once. Events recorded while it was disabled are not delivered (they were never queued for it). Enabling an active hook changes nothing.',
       tags: ['webhooks'],
@@ -169,6 +175,7 @@ export async function hookRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/hooks/:id/rotate-secret', {
     schema: {
+      operationId: 'rotateHookSecret',
       summary: 'Rotate the signing secret',
       description: 'Replaces the secret; the next batch is signed with the new one. The new secret is shown only in this response.',
       tags: ['webhooks'],
@@ -179,6 +186,7 @@ export async function hookRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/hooks/:id/test', {
     schema: {
+      operationId: 'testHook',
       summary: 'Send a test event',
       description: 'Sends one signed, made-up event (`data.test: true`) of the hook\'s first event type now, outside the queue, and returns what the receiver answered. Works on disabled hooks; never changes the hook\'s state.',
       tags: ['webhooks'],

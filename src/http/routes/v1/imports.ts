@@ -79,6 +79,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
     // A row with NUL is reported as that row's error (domain/imports.ts), not the file's.
     config: { bodyTextCheckedByHandler: ['subscribers', 'csv', ''] },
     schema: {
+      operationId: 'importSubscribers',
       summary: 'Import subscribers',
       description: `Up to ${IMPORT_MAX_ROWS} rows into one list, as a background job: answers 202 with the import, whose `
         + 'progress GET /api/v1/imports/{id} shows. Send JSON `{list, subscribers: [...]}` or `{list, csv}`, or a raw '
@@ -116,6 +117,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/imports', {
     schema: {
+      operationId: 'listImports',
       summary: 'List imports',
       description: 'Newest first by default, with their progress.',
       tags,
@@ -129,6 +131,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/imports/:id', {
     schema: {
+      operationId: 'getImport',
       summary: 'Get an import and its progress',
       description: 'processed / total, created, updated, skipped, and the errors by row; status queued → running → completed (or failed).',
       tags,

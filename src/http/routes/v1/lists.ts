@@ -61,6 +61,7 @@ export async function listRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/lists', {
     schema: {
+      operationId: 'listLists',
       summary: 'List lists',
       description: 'Newest first by default; `nextCursor` fetches the next page.',
       tags,
@@ -74,6 +75,7 @@ export async function listRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/lists', {
     schema: {
+      operationId: 'createList',
       summary: 'Create a list',
       description: 'A named group of subscribers. With `doubleOptIn`, new members get a confirmation mail and stay `unconfirmed` until they follow its link.',
       tags,
@@ -87,6 +89,7 @@ export async function listRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/lists/:id', {
     schema: {
+      operationId: 'getList',
       summary: 'Get a list',
       description: 'The list with its current member count.',
       tags,
@@ -97,6 +100,7 @@ export async function listRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.patch('/api/v1/lists/:id', {
     schema: {
+      operationId: 'updateList',
       summary: 'Update a list',
       description: 'Only the fields given change; null clears description or confirmationTemplateId.',
       tags,
@@ -111,6 +115,7 @@ export async function listRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.delete('/api/v1/lists/:id', {
     schema: {
+      operationId: 'deleteList',
       summary: 'Delete a list',
       description: "Removes the list and its memberships; subscribers stay, with their other lists.",
       tags,

@@ -68,6 +68,7 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/segments', {
     schema: {
+      operationId: 'listSegments',
       summary: 'List segments',
       description: 'Each with its live subscriberCount.',
       tags,
@@ -81,6 +82,7 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/segments', {
     schema: {
+      operationId: 'createSegment',
       summary: 'Create a segment',
       description: 'An unknown field or op, or a value of the wrong type, is a 422 naming the condition path.',
       tags,
@@ -94,6 +96,7 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/segments/:id', {
     schema: {
+      operationId: 'getSegment',
       summary: 'Get a segment with its live count',
       description: 'Membership is computed when asked, never stored: the count is always current.',
       tags,
@@ -104,6 +107,7 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.patch('/api/v1/segments/:id', {
     schema: {
+      operationId: 'updateSegment',
       summary: 'Update a segment',
       description: 'Only the fields given change; a new definition is validated like on create.',
       tags,
@@ -118,6 +122,7 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.delete('/api/v1/segments/:id', {
     schema: {
+      operationId: 'deleteSegment',
       summary: 'Delete a segment',
       description: 'Removes the saved definition; subscribers are not touched.',
       tags,
@@ -131,6 +136,7 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/segments/:id/subscribers', {
     schema: {
+      operationId: 'listSegmentSubscribers',
       summary: "List a segment's subscribers",
       description: 'Matching subscribers now, paginated like GET /api/v1/subscribers.',
       tags,

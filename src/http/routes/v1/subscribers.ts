@@ -72,6 +72,7 @@ export async function subscriberRoutes(fastify: FastifyInstance): Promise<void> 
 
   app.get('/api/v1/subscribers', {
     schema: {
+      operationId: 'listSubscribers',
       summary: 'List subscribers',
       description: 'Filter by list, status and q (email or name contains). Newest first by default; ids are unique, '
         + 'time-ordered and never reused, so polling connectors (`limit=50&order=desc`) dedupe by id. `nextCursor` '
@@ -89,6 +90,7 @@ export async function subscriberRoutes(fastify: FastifyInstance): Promise<void> 
 
   app.post('/api/v1/subscribers', {
     schema: {
+      operationId: 'upsertSubscriber',
       summary: 'Create or update a subscriber',
       description: 'Creates the subscriber (201), or, when the address exists (compared case-insensitively), updates the '
         + 'given fields, merges attributes and adds the lists (200), so connectors can upsert. New members of a double '
@@ -109,6 +111,7 @@ export async function subscriberRoutes(fastify: FastifyInstance): Promise<void> 
 
   app.get('/api/v1/subscribers/:idOrEmail', {
     schema: {
+      operationId: 'getSubscriber',
       summary: 'Get a subscriber by id or email',
       description: 'By `sub_…` id, or by address (matched case-insensitively; URL-encode it).',
       tags,
@@ -119,6 +122,7 @@ export async function subscriberRoutes(fastify: FastifyInstance): Promise<void> 
 
   app.patch('/api/v1/subscribers/:idOrEmail', {
     schema: {
+      operationId: 'updateSubscriber',
       summary: 'Update a subscriber',
       description: 'Only the fields given change. `list`/`addLists` add memberships, `removeLists` removes them. Setting a '
         + 'status that contradicts a suppression of the address is refused (recipient_suppressed).',
@@ -134,6 +138,7 @@ export async function subscriberRoutes(fastify: FastifyInstance): Promise<void> 
 
   app.delete('/api/v1/subscribers/:idOrEmail', {
     schema: {
+      operationId: 'deleteSubscriber',
       summary: 'Delete a subscriber',
       description: 'Removes the subscriber and its memberships. A suppression of the address is not touched.',
       tags,
@@ -145,23 +150,24 @@ export async function subscriberRoutes(fastify: FastifyInstance): Promise<void> 
     return reply.code(204).send(null);
   });
 
-  // The link in double opt-in mails. Public: the token is the credential. A wildcard rather
-  // than :token because tokens are longer than the router's 100-character parameter limit.
-  app.get('/confirm/*', {
+  // The link in double opt-in mails. Public: the token is the credential (about 150
+  // characters, within the router's parameter limit set in app.ts).
+  app.get('/confirm/:token', {
     config: { public: true },
     schema: {
+      operationId: 'confirmSubscription',
       summary: 'Confirm a double opt-in subscription',
       description: 'Target of the link in confirmation mails. A valid token makes the unconfirmed subscriber active; a '
         + 'forged, altered or expired one answers 404. Answers a small HTML page.',
       tags,
-      params: Type.Object({ '*': Type.String({ maxLength: 8192, description: 'The signed token' }) }),
+      params: Type.Object({ token: Type.String({ maxLength: 800, description: 'The signed token' }) }),
       response: {
         200: { description: 'Confirmed (or already confirmed)', content: { 'text/html': { schema: Type.String(), examples: { confirmed: { value: '<!doctype html>…Subscription confirmed…' } } } } },
         404: { description: 'Invalid or expired link', content: { 'text/html': { schema: Type.String(), examples: { invalid: { value: '<!doctype html>…Link not valid…' } } } } },
       },
     },
   }, async (request, reply) => {
-    const outcome = await confirmByToken(pool, config.secret, request.params['*'], clock.now());
+    const outcome = await confirmByToken(pool, config.secret, request.params.token, clock.now());
     reply.type('text/html; charset=utf-8').header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer');
     if (outcome.result === 'invalid') {
       return reply.code(404).send(page('Link not valid', 'This confirmation link is not valid or has expired.', 404));

@@ -74,6 +74,7 @@ export async function suppressionRoutes(fastify: FastifyInstance): Promise<void>
 
   app.get('/api/v1/suppression', {
     schema: {
+      operationId: 'listSuppressions',
       summary: 'Check an address, or list the suppression list',
       description: 'With `email`: whether that address is suppressed for this account, always 200 (`suppressed: false` and nulls when it is not; 422 when it is not a valid address). Without `email`: the entries, newest first by default, filtered by `reason` and `q`, paginated with `limit`, `order` and `cursor`.',
       tags: ['suppression'],
@@ -98,6 +99,7 @@ export async function suppressionRoutes(fastify: FastifyInstance): Promise<void>
 
   app.post('/api/v1/suppression', {
     schema: {
+      operationId: 'createSuppressions',
       summary: 'Suppress an address (or many)',
       description: `\`{email, reason}\` adds one address: 201 with the entry, or 200 with the existing entry, unchanged, when the address is already suppressed. \`{entries: [{email, reason}, …]}\` adds up to ${MAX_BULK_SUPPRESSIONS} in one transaction and answers 200 with counts; if any address is invalid nothing is added and the 422 names each one (\`entries.<index>.email\`).`,
       tags: ['suppression'],
@@ -125,6 +127,7 @@ export async function suppressionRoutes(fastify: FastifyInstance): Promise<void>
 
   app.delete('/api/v1/suppression', {
     schema: {
+      operationId: 'deleteSuppression',
       summary: 'Re-subscribe an address',
       description: 'Removes the address from the suppression list, so mail to it is sent again (and its subscriber records return to active). 404 when it was not suppressed.',
       tags: ['suppression'],

@@ -94,6 +94,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/templates', {
     schema: {
+      operationId: 'listTemplates',
       summary: 'List templates',
       description: 'Templates of the account without their bodies, newest first by default. Filter by `folder` and by `q` (name contains, case-insensitive); paginate with `limit`, `order` and `cursor` (the previous page\'s `nextCursor`).',
       tags: ['templates'],
@@ -107,6 +108,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/templates', {
     schema: {
+      operationId: 'createTemplate',
       summary: 'Create a template',
       description: 'Stores a template. Subject, html and text are template-language source (docs/templates.md) and are parsed on save: a syntax error is 422 `template_error` with the field, line and column.',
       tags: ['templates'],
@@ -120,6 +122,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/templates/folders', {
     schema: {
+      operationId: 'listTemplateFolders',
       summary: 'List template folders',
       description: 'Every folder name in use with the number of templates in it, by name; `folder: null` counts the templates in no folder and comes last. A folder exists while a template is in it.',
       tags: ['templates'],
@@ -135,6 +138,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/templates/:id', {
     schema: {
+      operationId: 'getTemplate',
       summary: 'Get a template',
       description: 'The full template, bodies included.',
       tags: ['templates'],
@@ -145,6 +149,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.patch('/api/v1/templates/:id', {
     schema: {
+      operationId: 'updateTemplate',
       summary: 'Update a template',
       description: 'Changes the fields given; `null` clears folder, subject, html or text. Same limits and syntax check as on create.',
       tags: ['templates'],
@@ -156,6 +161,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.delete('/api/v1/templates/:id', {
     schema: {
+      operationId: 'deleteTemplate',
       summary: 'Delete a template',
       description: 'Removes the template. Messages already sent from it are not affected.',
       tags: ['templates'],
@@ -172,6 +178,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/templates/:id/render', {
     schema: {
+      operationId: 'renderTemplate',
       summary: 'Preview a template',
       description: 'Renders subject, html and text with the given variables, exactly as a send would (values HTML-escaped in html; no line breaks in the subject). Nothing is sent or stored; a part the template lacks is null.',
       tags: ['templates'],
