@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { registerAccountCommands } from '../cli/accounts.js';
 import { registerMailboxCommands } from '../cli/mailbox.js';
 import { registerFblCommands } from '../cli/fbl.js';
+import { registerBounceCommands } from '../cli/bounces.js';
 import { reportCliError, withDatabase, output } from '../cli/context.js';
 import { registerSubscriberCommands } from '../cli/subscribers.js';
 import { registerDomainCommands } from '../cli/domains.js';
@@ -30,6 +31,7 @@ program
 registerAccountCommands(program);
 registerMailboxCommands(program);
 registerFblCommands(program);
+registerBounceCommands(program);
 registerDomainCommands(program);
 registerSubscriberCommands(program);
 registerHookCommands(program);

@@ -14,8 +14,9 @@ export async function suppressAddress(
   reason: SuppressionReason,
   at: Date,
   detail: string | null = null,
+  bounceReason: string | null = null,
 ): Promise<{ entry: SuppressionEntry; created: boolean }> {
-  const result = await suppress(db, accountId, email, reason, { now: at, detail });
+  const result = await suppress(db, accountId, email, reason, { now: at, detail, bounceReason });
   await applySuppressionToSubscribers(db, accountId, email, reason, at);
   return result;
 }

@@ -1,5 +1,6 @@
 import type { MessageRow } from '../db/queries/messages.js';
 import type { DeliveryResult } from '../mail/classify.js';
+import type { BounceVerdict } from '../mail/bounces/classify.js';
 import type { MessageOutcome } from '../queue/messages.js';
 import type { NewEvent } from './events.js';
 
@@ -13,8 +14,15 @@ const HINT_MAX_S = 28_800;
 export interface PlannedOutcome {
   outcome: MessageOutcome;
   event: NewEvent;
-  /** Suppress the recipient (hard bounce that was not our fault). */
+  /** Suppress the recipient: the address is dead (docs/bounces.md). */
   suppress: boolean;
+  /** The verdict of a failure that ended the message (soft or hard bounce), else null. */
+  bounce: BounceVerdict | null;
+}
+
+/** The `bounce` object of hard_bounce / soft_bounce events (docs/bounces.md). */
+export function bounceData(v: BounceVerdict, diagnostic: string | null, mta: string | null): Record<string, unknown> {
+  return { reason: v.reason, category: v.side, status: v.status, diagnostic, mta };
 }
 
 export function retryDelaySeconds(attempts: number, hint?: number): number {
@@ -24,9 +32,11 @@ export function retryDelaySeconds(attempts: number, hint?: number): number {
 
 /**
  * Turns one delivery result into the message's next state and the event that says so
- * (Postal-style: one result value in, one decision out). A deferral past the 72 h window
- * becomes a soft bounce; a hard bounce suppresses the recipient unless the failure was ours
- * (authentication, reputation), in which case the message fails without blaming the address.
+ * (Postal-style: one result value in, one decision out). A permanent failure is a
+ * hard_bounce only when the address is dead, and then suppresses it; any other permanent
+ * failure is a soft_bounce that leaves the address alone — `failed` when the receiver
+ * refused us (sender side), `bounced` otherwise. A deferral past the 72 h window becomes a
+ * soft bounce with the last reply's reason (`expired` when the reply told nothing).
  */
 export function planOutcome(msg: MessageRow, result: DeliveryResult, now: Date): PlannedOutcome {
   const data: Record<string, unknown> = { response: result.response, mx: result.mx, attempt: msg.attempts };
@@ -41,28 +51,41 @@ export function planOutcome(msg: MessageRow, result: DeliveryResult, now: Date):
   });
   switch (result.kind) {
     case 'delivered':
-      return { outcome: { ...base, status: 'delivered', deliveredAt: now }, event: event('delivered'), suppress: false };
-    case 'hard_bounce':
+      return { outcome: { ...base, status: 'delivered', deliveredAt: now }, event: event('delivered'), suppress: false, bounce: null };
+    case 'hard_bounce': {
+      const v = result.verdict;
+      const status = v.dead ? 'bounced' : v.side === 'sender' ? 'failed' : 'bounced';
       return {
-        outcome: { ...base, status: result.ourFault ? 'failed' : 'bounced' },
-        event: event('hard_bounce', { code: result.code, enhancedCode: result.enhanced, ourFault: result.ourFault }),
-        suppress: !result.ourFault,
+        outcome: { ...base, status },
+        event: event(v.dead ? 'hard_bounce' : 'soft_bounce', {
+          code: result.code, enhancedCode: result.enhanced, ourFault: result.ourFault, bounce: bounceData(v, result.response, result.mx),
+        }),
+        suppress: v.dead,
+        bounce: v,
       };
+    }
     case 'deferred': {
       const delay = retryDelaySeconds(msg.attempts, result.retryAfterSeconds);
       const next = new Date(now.getTime() + delay * 1000);
       const first = msg.first_attempt_at ?? now;
       if (next.getTime() - first.getTime() > RETRY_WINDOW_MS) {
+        const last = result.verdict;
+        const v: BounceVerdict = { ...last, reason: last.reason === 'undefined' ? 'expired' : last.reason, permanent: true, dead: false };
+        if (v.reason === 'expired') v.side = 'recipient';
         return {
           outcome: { ...base, status: 'failed' },
-          event: event('soft_bounce', { code: result.code, enhancedCode: result.enhanced, reason: 'retry window of 72 hours exhausted' }),
+          event: event('soft_bounce', {
+            code: result.code, enhancedCode: result.enhanced, reason: 'retry window of 72 hours exhausted', bounce: bounceData(v, result.response, result.mx),
+          }),
           suppress: false,
+          bounce: v,
         };
       }
       return {
         outcome: { ...base, status: 'deferred', nextAttemptAt: next },
         event: event('deferred', { code: result.code, enhancedCode: result.enhanced, nextAttemptAt: next.toISOString() }),
         suppress: false,
+        bounce: null,
       };
     }
   }

@@ -31,6 +31,8 @@ export interface SuppressionEntry {
   reason: SuppressionReason;
   /** Why, in words, when the writer knew (e.g. the SMTP response of a hard bounce). */
   detail: string | null;
+  /** For `hard_bounce`: the bounce reason that showed the address dead (docs/bounces.md), e.g. `user_unknown`. */
+  bounceReason: string | null;
   createdAt: string;
 }
 
@@ -43,7 +45,7 @@ export interface SuppressionCheck {
 }
 
 function toEntry(r: SuppressionRow): SuppressionEntry {
-  return { id: r.id, email: r.email, reason: r.reason as SuppressionReason, detail: r.detail, createdAt: r.created_at.toISOString() };
+  return { id: r.id, email: r.email, reason: r.reason as SuppressionReason, detail: r.detail, bounceReason: r.bounce_reason, createdAt: r.created_at.toISOString() };
 }
 
 function isReason(value: string): value is SuppressionReason {
@@ -109,7 +111,7 @@ export async function suppress(
   accountId: string,
   email: string,
   reason: SuppressionReason = 'manual',
-  opts: { detail?: string | null; now?: Date } = {},
+  opts: { detail?: string | null; bounceReason?: string | null; now?: Date } = {},
 ): Promise<{ entry: SuppressionEntry; created: boolean }> {
   const address = requireAddress('email', email);
   requireReason('reason', reason);
@@ -123,6 +125,7 @@ export async function suppress(
       key: address.key,
       reason,
       detail: opts.detail ?? null,
+      bounceReason: opts.bounceReason ?? null,
       now: opts.now ?? new Date(),
     });
     if (row) return { entry: toEntry(row), created: true };

@@ -4,7 +4,7 @@ import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
-import { inboundRecipientKind, processInboundMail } from '../domain/bounces.js';
+import { inboundRecipientKind, processInboundMail } from '../domain/bounces/intake.js';
 import { deriveKey } from '../mail/keyring.js';
 
 /** Same as the HTTP intake's limit: DSNs and ARF reports carry the original, attachments and all. */

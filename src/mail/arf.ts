@@ -9,6 +9,7 @@
  * lower-case field names (Microsoft), the historic Received-Date instead of Arrival-Date,
  * no Original-Rcpt-To (the recipient is redacted or only in the original's headers).
  */
+import { simpleParser } from 'mailparser';
 import {
   bareAddress,
   field,
@@ -57,7 +58,11 @@ export type ArfParseResult = { ok: true; report: ArfReport } | { ok: false; reas
 
 export async function parseArf(raw: Buffer | string): Promise<ArfParseResult> {
   const read = await readMultipartReport(raw);
-  if (!read.ok) return read;
+  if (!read.ok) {
+    // Some providers send the report as text/plain: the fields, then the original's headers.
+    if (read.reason === 'not_multipart_report') return (await parseTextArf(raw)) ?? read;
+    return read;
+  }
   const { parts } = read.report;
   // Accepted whatever the report-type parameter says (some generators omit it): the
   // feedback-report part is what makes a complaint.
@@ -76,28 +81,53 @@ export async function parseArf(raw: Buffer | string): Promise<ArfParseResult> {
   }
 
   const originalPart = parts.find((p) => ORIGINAL_MESSAGE_TYPES.includes(p.contentType));
-  const original = originalPart ? await readOriginalHeaders(originalPart.content) : null;
+  return { ok: true, report: await toReport(fields, feedbackType, originalPart?.content ?? null) };
+}
+
+/**
+ * A complaint sent as a plain-text message: a paragraph of feedback-report fields
+ * (Feedback-Type with User-Agent, Version, Original-Mail-From…) and, in a later paragraph,
+ * the original's headers. Null when the text holds no such fields.
+ */
+async function parseTextArf(raw: Buffer | string): Promise<ArfParseResult | null> {
+  let text: string;
+  try {
+    text = (await simpleParser(raw, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true })).text ?? '';
+  } catch {
+    return null;
+  }
+  const paragraphs = text.split(/\r?\n[ \t]*\r?\n/);
+  const at = paragraphs.findIndex((p) => /^Feedback-Type:[ \t]*\S/im.test(p) && /^(?:User-Agent|Version|Original-Mail-From|Arrival-Date|Source-IP|Reported-Domain):/im.test(p));
+  if (at < 0) return null;
+  const fields: FieldBlock = new Map();
+  for (const block of parseFieldBlocks(paragraphs[at].slice(/^Feedback-Type:/im.exec(paragraphs[at])!.index))) {
+    for (const [name, values] of block) fields.set(name, [...(fields.get(name) ?? []), ...values]);
+  }
+  const feedbackType = field(fields, 'feedback-type')!.toLowerCase();
+  const originalHeaders = paragraphs.slice(at + 1).find((p) => /^(?:Message-ID|From|Subject|Received|To):/im.test(p));
+  return { ok: true, report: await toReport(fields, feedbackType, originalHeaders ? Buffer.from(originalHeaders, 'utf8') : null) };
+}
+
+async function toReport(fields: FieldBlock, feedbackType: string, originalContent: Buffer | null): Promise<ArfReport> {
+  const original = originalContent ? await readOriginalHeaders(originalContent) : null;
   const originalRcptTo = bareAddress(field(fields, 'original-rcpt-to'));
   const originalTo = original?.to ?? null;
   return {
-    ok: true,
-    report: {
-      feedbackType,
-      userAgent: field(fields, 'user-agent'),
-      version: field(fields, 'version'),
-      originalMailFrom: bareAddress(field(fields, 'original-mail-from')),
-      originalRcptTo,
-      arrivalDate: field(fields, 'arrival-date') ?? field(fields, 'received-date'),
-      reportingMta: mtaName(field(fields, 'reporting-mta')),
-      sourceIp: field(fields, 'source-ip'),
-      reportedDomains: fields.get('reported-domain') ?? [],
-      reportedUris: fields.get('reported-uri') ?? [],
-      originalMessageId: original?.messageId ?? null,
-      originalFrom: original?.from ?? null,
-      originalTo,
-      originalSubject: original?.subject ?? null,
-      recipient: originalRcptTo ?? bareAddress(field(original?.fields, 'x-hmxmroriginalrecipient')) ?? originalTo,
-      fields: Object.fromEntries(fields),
-    },
+    feedbackType,
+    userAgent: field(fields, 'user-agent'),
+    version: field(fields, 'version'),
+    originalMailFrom: bareAddress(field(fields, 'original-mail-from')),
+    originalRcptTo,
+    arrivalDate: field(fields, 'arrival-date') ?? field(fields, 'received-date'),
+    reportingMta: mtaName(field(fields, 'reporting-mta')),
+    sourceIp: field(fields, 'source-ip'),
+    reportedDomains: fields.get('reported-domain') ?? [],
+    reportedUris: fields.get('reported-uri') ?? [],
+    originalMessageId: original?.messageId ?? null,
+    originalFrom: original?.from ?? null,
+    originalTo,
+    originalSubject: original?.subject ?? null,
+    recipient: originalRcptTo ?? bareAddress(field(original?.fields, 'x-hmxmroriginalrecipient')) ?? originalTo,
+    fields: Object.fromEntries(fields),
   };
 }

@@ -1,7 +1,9 @@
 /**
  * Every outcome of a delivery attempt becomes one DeliveryResult value (as Postal's sender
- * does): delivered, deferred (retry on the backoff schedule) or hard_bounce (stop; suppress
- * the recipient unless the failure was ours). Nothing here throws.
+ * does): delivered, deferred (retry on the backoff schedule) or hard_bounce (a permanent
+ * failure: stop). Each failure carries the bounce verdict of ./bounces/classify.ts — the
+ * same classification bounce mails get — and only a dead address is suppressed
+ * (docs/bounces.md). Nothing here throws.
  *
  * Rules (DESIGN.md §8): 2xx → delivered; 4xx, connection failures, timeouts and temporary
  * DNS failures → deferred; 5xx → hard_bounce. Exceptions, each for a stated reason:
@@ -9,6 +11,8 @@
  * - A relay rejecting our credentials (EAUTH, 535) is our configuration → deferred, never a bounce.
  * - NXDOMAIN, null MX (RFC 7505) and "no MX and no address" are permanent answers → hard_bounce.
  */
+import { classifyBounce, type BounceVerdict } from './bounces/classify.js';
+import { sideOf, type BounceReason } from './bounces/reasons.js';
 import type { MxFailure } from './dns.js';
 
 export interface Delivered {
@@ -29,6 +33,7 @@ export interface Deferred {
   mx: string | null;
   /** The failure concerns the host (unreachable, 421, greeting): another MX may do better. */
   hostFailure: boolean;
+  verdict: BounceVerdict;
 }
 
 export interface HardBounce {
@@ -39,6 +44,8 @@ export interface HardBounce {
   mx: string | null;
   /** Sender-side failure (authentication, reputation, our message): do not suppress the recipient. */
   ourFault: boolean;
+  /** Why, by the bounce taxonomy; `verdict.dead` alone suppresses the recipient. */
+  verdict: BounceVerdict;
 }
 
 export type DeliveryResult = Delivered | Deferred | HardBounce;
@@ -69,29 +76,29 @@ export function parseRetryAfterSeconds(response: string): number | undefined {
   return seconds > 0 ? Math.min(seconds, 24 * 3600) : undefined;
 }
 
-/** RFC 7372 codes for sender authentication (5.7.20–5.7.27: DKIM, SPF, reverse DNS, MX of sender), plus 5.7.28 mail flood. */
-const SENDER_ENHANCED = /^5\.7\.(2[0-8])$/;
-const AUTH_WORDING = /authenticat|\bdmarc\b|\bspf\b|\bdkim\b|reverse dns|\brdns\b|\bptr\b|\bspam\b|sender policy/i;
-const REPUTATION_WORDING = /blocklist|blacklist|block list|black list|spamhaus|\brbl\b|dnsbl|blocked using|reputation|poor sender|your ip|sending ip/i;
-
 /**
- * Did the receiver refuse the message because of us (our authentication, our IP's
- * reputation, our message's size or content) rather than because the address is bad?
- * Such a bounce must not suppress the recipient.
+ * The verdict for one reply. A server that refuses us at the greeting (command CONN) will not
+ * talk to us at all, whoever the recipient: blocked, unless its words say something else
+ * of the sender's side.
  */
-export function isSenderFault(response: string, enhanced: string | null, command?: string): boolean {
-  if (enhanced && SENDER_ENHANCED.test(enhanced)) return true;
-  if (enhanced === '5.3.4' || enhanced?.startsWith('5.6.')) return true; // too big / bad content
-  if (REPUTATION_WORDING.test(response)) return true;
-  if ((enhanced === null || enhanced.startsWith('5.7.')) && AUTH_WORDING.test(response)) return true;
-  return command === 'CONN'; // refused at the greeting: the server will not talk to us at all
+export function verdictOf(code: number | null, response: string, enhanced: string | null, command?: string): BounceVerdict {
+  const verdict = classifyBounce({ status: enhanced, reply: code, diagnostic: response });
+  if (command === 'CONN' && verdict.side !== 'sender') return { ...verdict, reason: 'blocked', side: 'sender', dead: false };
+  return verdict;
+}
+
+/** A verdict we decide ourselves (no reply to read): DNS answers, our own refusals. */
+export function fixedVerdict(reason: BounceReason, status: string | null, permanent: boolean): BounceVerdict {
+  const side = sideOf(reason);
+  return { reason, side, permanent, dead: permanent && side === 'dead', status, reply: null };
 }
 
 export function classifySmtpReply(code: number, response: string, mx: string | null, command?: string): DeliveryResult {
   const enhanced = parseEnhancedCode(response);
   if (code >= 200 && code < 300) return { kind: 'delivered', response, mx };
   if (code >= 500 && code < 600 && code !== 503) {
-    return { kind: 'hard_bounce', response, code, enhanced, mx, ourFault: isSenderFault(response, enhanced, command) };
+    const verdict = verdictOf(code, response, enhanced, command);
+    return { kind: 'hard_bounce', response, code, enhanced, mx, ourFault: verdict.side === 'sender', verdict };
   }
   return {
     kind: 'deferred',
@@ -101,6 +108,7 @@ export function classifySmtpReply(code: number, response: string, mx: string | n
     retryAfterSeconds: parseRetryAfterSeconds(response),
     mx,
     hostFailure: code === 421 || command === 'CONN' || command === 'EHLO' || command === 'HELO',
+    verdict: verdictOf(code, response, enhanced, command),
   };
 }
 
@@ -111,32 +119,34 @@ export function classifySmtpError(err: unknown, mx: string | null): DeliveryResu
   const e = (err ?? {}) as SmtpErrorLike;
   const response = (e.response ?? e.message ?? String(err)).trim();
   if (e.code === 'EAUTH' || e.code === 'ENOAUTH') {
-    return { kind: 'deferred', response, code: e.responseCode ?? null, enhanced: parseEnhancedCode(response) ?? '4.7.0', mx, hostFailure: true };
+    const enhanced = parseEnhancedCode(response) ?? '4.7.0';
+    return { kind: 'deferred', response, code: e.responseCode ?? null, enhanced, mx, hostFailure: true, verdict: fixedVerdict('security_error', enhanced, false) };
   }
   if (typeof e.responseCode === 'number' && e.response) {
     return classifySmtpReply(e.responseCode, e.response.trim(), mx, e.command);
   }
   if (e.code === 'EMESSAGE' && /size/i.test(response)) {
-    return { kind: 'hard_bounce', response, code: null, enhanced: '5.3.4', mx, ourFault: true };
+    return { kind: 'hard_bounce', response, code: null, enhanced: '5.3.4', mx, ourFault: false, verdict: fixedVerdict('mesg_too_big', '5.3.4', true) };
   }
   if (e.code === 'EENVELOPE') {
     // Refused by nodemailer before it reached the server (malformed address): our data.
-    return { kind: 'hard_bounce', response, code: null, enhanced: null, mx, ourFault: true };
+    return { kind: 'hard_bounce', response, code: null, enhanced: null, mx, ourFault: true, verdict: fixedVerdict('rejected', null, true) };
   }
   const sys = e.originalCode ?? e.code ?? '';
   const enhanced = UNREACHABLE.has(sys) ? '4.4.1' : e.code === 'EDNS' || sys === 'ENOTFOUND' ? '4.4.3' : '4.4.2';
-  return { kind: 'deferred', response: sys && !response.includes(sys) ? `${response} (${sys})` : response, code: null, enhanced, mx, hostFailure: true };
+  const text = sys && !response.includes(sys) ? `${response} (${sys})` : response;
+  return { kind: 'deferred', response: text, code: null, enhanced, mx, hostFailure: true, verdict: fixedVerdict('network_error', enhanced, false) };
 }
 
 /** The recipient domain's MX lookup failed: no SMTP conversation happened. */
 export function classifyMxFailure(failure: MxFailure): DeliveryResult {
   switch (failure.kind) {
     case 'temp':
-      return { kind: 'deferred', response: failure.message, code: null, enhanced: '4.4.3', mx: null, hostFailure: false };
+      return { kind: 'deferred', response: failure.message, code: null, enhanced: '4.4.3', mx: null, hostFailure: false, verdict: fixedVerdict('network_error', '4.4.3', false) };
     case 'null_mx':
-      return { kind: 'hard_bounce', response: failure.message, code: null, enhanced: '5.1.10', mx: null, ourFault: false };
+      return { kind: 'hard_bounce', response: failure.message, code: null, enhanced: '5.1.10', mx: null, ourFault: false, verdict: fixedVerdict('not_accept', '5.1.10', true) };
     case 'nxdomain':
     case 'no_mx':
-      return { kind: 'hard_bounce', response: failure.message, code: null, enhanced: '5.1.2', mx: null, ourFault: false };
+      return { kind: 'hard_bounce', response: failure.message, code: null, enhanced: '5.1.2', mx: null, ourFault: false, verdict: fixedVerdict('host_unknown', '5.1.2', true) };
   }
 }

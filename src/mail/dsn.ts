@@ -1,6 +1,7 @@
 /**
- * Delivery Status Notifications (RFC 3464) and the multipart/report container they share
- * with ARF complaints (RFC 6522; arf.ts reads reports through the helpers exported here).
+ * The multipart/report container (RFC 6522) and the field blocks of its machine-readable
+ * parts, shared by complaints (arf.ts) and bounces (bounces/read.ts, which reads RFC 3464
+ * delivery-status fields and everything else that comes back).
  *
  * mailparser does the MIME work (boundaries, transfer encodings, RFC 2047/2231) with two
  * options that keep the report's parts intact instead of folding them into the body text:
@@ -207,107 +208,5 @@ function firstAddress(value: AddressObject | AddressObject[] | undefined): strin
       if (found) return found;
     }
   }
-  return null;
-}
-
-// ---------------------------------------------------------------------------------------
-// DSN
-
-export type BounceClass = 'hard' | 'soft' | 'delivered' | 'other';
-
-export interface DsnRecipient {
-  /** Address of Final-Recipient (else Original-Recipient), without the `rfc822;` type. */
-  finalRecipient: string;
-  originalRecipient: string | null;
-  /** Lower-cased: failed, delayed, delivered, relayed, expanded. */
-  action: string | null;
-  /** Enhanced status code (RFC 3463) `class.subject.detail`, e.g. `5.1.1`. */
-  status: string | null;
-  /** The diagnostic text without its type, e.g. `550 5.1.1 <a@b>: User unknown`. */
-  diagnosticCode: string | null;
-  remoteMta: string | null;
-  classification: BounceClass;
-}
-
-export interface Dsn {
-  reportingMta: string | null;
-  /**
-   * Message-ID of the bounced message: from the returned message or headers part, else the
-   * per-message X-Original-Message-ID (Gmail), else the DSN's own In-Reply-To (Gmail and
-   * Exchange set it to the bounced message).
-   */
-  originalMessageId: string | null;
-  recipients: DsnRecipient[];
-}
-
-export type DsnFailureReason = 'unparseable' | 'not_multipart_report' | 'no_delivery_status' | 'no_recipients';
-
-export type DsnParseResult = { ok: true; dsn: Dsn } | { ok: false; reason: DsnFailureReason; detail: string };
-
-const DELIVERY_STATUS_TYPES = ['message/delivery-status', 'message/global-delivery-status'];
-
-export async function parseDsn(raw: Buffer | string): Promise<DsnParseResult> {
-  const read = await readMultipartReport(raw);
-  if (!read.ok) return read;
-  const { report } = read;
-  const status = report.parts.find((p) => DELIVERY_STATUS_TYPES.includes(p.contentType));
-  if (!status) {
-    return { ok: false, reason: 'no_delivery_status', detail: 'multipart/report without a message/delivery-status part' };
-  }
-  // Per-message fields come first; a group is per-recipient when it names a recipient.
-  // Sloppy generators omit the per-message group or split it, so classify by content.
-  const perMessage: FieldBlock = new Map();
-  const recipients: DsnRecipient[] = [];
-  for (const block of parseFieldBlocks(status.content.toString('utf8'))) {
-    const recipient = readRecipient(block);
-    if (recipient) recipients.push(recipient);
-    else if (!block.has('final-recipient') && !block.has('original-recipient')) for (const [k, v] of block) perMessage.set(k, [...(perMessage.get(k) ?? []), ...v]);
-  }
-  if (recipients.length === 0) {
-    return { ok: false, reason: 'no_recipients', detail: 'delivery-status part names no recipient (Final-Recipient)' };
-  }
-  const original = report.parts.find((p) => ORIGINAL_MESSAGE_TYPES.includes(p.contentType));
-  const originalMessageId =
-    (original ? (await readOriginalHeaders(original.content)).messageId : null) ??
-    normalizeMessageId(field(perMessage, 'x-original-message-id')) ??
-    normalizeMessageId(headerText(report.headers.get('in-reply-to')));
-  return {
-    ok: true,
-    dsn: { reportingMta: mtaName(field(perMessage, 'reporting-mta')), originalMessageId, recipients },
-  };
-}
-
-function readRecipient(block: FieldBlock): DsnRecipient | null {
-  const originalRecipient = bareAddress(field(block, 'original-recipient'));
-  const finalRecipient = bareAddress(field(block, 'final-recipient')) ?? originalRecipient;
-  if (!finalRecipient) return null;
-  const action = field(block, 'action')?.toLowerCase().split(/[\s(]/)[0] ?? null;
-  const status = /^([245])\.(\d{1,3})\.(\d{1,3})(?!\d)/.exec(field(block, 'status') ?? '')?.slice(1).join('.') ?? null;
-  return {
-    finalRecipient,
-    originalRecipient,
-    action,
-    status,
-    diagnosticCode: withoutType(field(block, 'diagnostic-code')),
-    remoteMta: mtaName(field(block, 'remote-mta')),
-    classification: classifyDsnRecipient(action, status),
-  };
-}
-
-/**
- * delivered/relayed/expanded → delivered; delayed or a 4.x.x status → soft (the sender
- * keeps retrying, or gave up on a temporary condition); failed with 5.x.x → hard; anything
- * else (failed without a status, unknown action) → other, for a human to look at.
- */
-export function classifyDsnRecipient(action: string | null, status: string | null): BounceClass {
-  if (action === 'delivered' || action === 'relayed' || action === 'expanded') return 'delivered';
-  if (action === 'delayed' || status?.startsWith('4.')) return 'soft';
-  if (action === 'failed' && status?.startsWith('5.')) return 'hard';
-  return 'other';
-}
-
-function headerText(value: unknown): string | null {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
   return null;
 }

@@ -10,8 +10,9 @@ import { bounceDomainFor, loadSigningKeys } from '../domain/domains.js';
 import { recordEvents } from '../domain/events.js';
 import { buildMessage, type BuiltMessage, type SigningInfo } from '../domain/message-build.js';
 import { suppressAddress } from '../domain/address-status.js';
+import { countsTowardPersistence, suppressIfPersistentlySoft } from '../domain/bounces/persistent.js';
 import { TrackingLinks } from '../domain/tracking-links.js';
-import { classifyMxFailure, type DeliveryResult } from '../mail/classify.js';
+import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';
 import { createMailDns, type MailDns } from '../mail/dns.js';
 import { deriveKey } from '../mail/keyring.js';
 import { SmtpSender } from '../mail/smtp.js';
@@ -50,7 +51,7 @@ const liveEngineIds = new Set<string>();
  * needs something we do not do): the message fails and the recipient is never suppressed.
  */
 export function notSentByUs(reason: string): DeliveryResult {
-  return { kind: 'hard_bounce', response: `not sent: ${reason}`, code: null, enhanced: null, mx: null, ourFault: true };
+  return { kind: 'hard_bounce', response: `not sent: ${reason}`, code: null, enhanced: null, mx: null, ourFault: true, verdict: fixedVerdict('rejected', null, true) };
 }
 
 /**
@@ -178,8 +179,9 @@ export class DeliveryEngine {
       const updated = await completeMessages(tx, this.workerId, planned.map((p) => p.outcome));
       const mine = planned.filter((p) => updated.has(p.outcome.id));
       await recordEvents(tx, mine.map((p) => p.event));
-      for (const p of mine.filter((p) => p.suppress)) {
-        await suppressAddress(tx, p.event.accountId, p.event.email, 'hard_bounce', p.event.occurredAt);
+      for (const p of mine) {
+        if (p.suppress) await suppressAddress(tx, p.event.accountId, p.event.email, 'hard_bounce', p.event.occurredAt, p.outcome.response, p.bounce?.reason);
+        else if (countsTowardPersistence(p.bounce)) await suppressIfPersistentlySoft(tx, p.event.accountId, p.event.email, p.event.occurredAt);
       }
     });
   }

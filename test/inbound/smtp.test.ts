@@ -48,17 +48,19 @@ test('smtp: a Postfix DSN (550 5.1.1) to the VERP address → hard_bounce, suppr
   const bounce = email.events[2];
   assert.equal(bounce.email, msg.to);
   assert.equal(bounce.data.enhancedCode, '5.1.1');
-  assert.equal(bounce.data.source, 'dsn');
+  assert.equal(bounce.data.source, 'bounce_mail');
+  assert.equal(bounce.data.format, 'rfc3464');
+  assert.deepEqual(bounce.data.bounce, { reason: 'user_unknown', category: 'dead', status: '5.1.1', diagnostic: bounce.data.response, mta: 'mx1.example.org' });
   assert.match(String(bounce.data.response), /^550 5\.1\.1 .*User unknown/);
   assert.deepEqual(await suppressionOf(env, msg.to).then((s) => [s.suppressed, s.reason]), [true, 'hard_bounce']);
   // Both recipient blocks are kept; the one naming someone else (gone@example.org) acts on nothing.
   const rows = await bounceRows(msg.id);
   assert.deepEqual(rows.map((r) => [r.final_recipient, r.classification, r.email, r.event_id !== null]), [
     [msg.to, 'hard', msg.to, true],
-    ['gone@example.org', 'hard', null, false],
+    ['gone@example.org', 'soft', null, false], // 5.2.1 mailbox disabled: suspended, not dead
   ]);
   const [inbound] = (await pool.query('SELECT * FROM inbound_messages WHERE message_id = $1', [msg.id])).rows;
-  assert.equal(inbound.kind, 'dsn');
+  assert.equal(inbound.kind, 'bounce');
   assert.equal(inbound.envelope_from, '');
   assert.equal(inbound.envelope_to, msg.verp);
   assert.equal(inbound.account_id, env.acme.accountId);
@@ -89,7 +91,8 @@ test('smtp: a DSN that gave up on a 4.x.x status (Action: failed) → soft_bounc
   await deliver([msg.verp], dsn);
   const email = await emailOf(env, msg.id);
   assert.deepEqual(typesOf(email.events), ['sent', 'delivered', 'soft_bounce']);
-  assert.equal(email.status, 'delivered');
+  assert.equal(email.status, 'bounced', 'the message did not arrive');
+  assert.equal((email.events[2].data.bounce as { reason: string }).reason, 'network_error');
   assert.equal((await suppressionOf(env, msg.to)).suppressed, false);
 });
 
@@ -170,14 +173,14 @@ test('smtp: the List-Unsubscribe mailto (subject "unsubscribe" to the VERP addre
   assert.equal((await suppressionOf(env, msg.to)).reason, 'unsubscribe');
 });
 
-test('smtp: other mail to a VERP address (an auto-reply) is stored and changes nothing', async () => {
+test('smtp: an auto-reply to a VERP address is stored as auto_reply and changes nothing', async () => {
   const msg = await sendReal(env, 'on-holiday');
   const mail = [`From: <${msg.to}>`, `To: <${msg.verp}>`, 'Subject: Out of office: unsubscribe', 'Auto-Submitted: auto-replied', '', 'Back on Monday.', ''].join('\r\n');
   await deliver([msg.verp], mail, msg.to);
   assert.deepEqual(typesOf((await emailOf(env, msg.id)).events), ['sent', 'delivered']);
   assert.equal((await suppressionOf(env, msg.to)).suppressed, false);
   const [row] = (await pool.query('SELECT kind FROM inbound_messages WHERE message_id = $1', [msg.id])).rows;
-  assert.equal(row.kind, 'other');
+  assert.equal(row.kind, 'auto_reply');
 });
 
 test('smtp: an ARF report sent to the VERP return path instead of fbl@ takes the complaint path', async () => {

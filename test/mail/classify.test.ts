@@ -38,7 +38,7 @@ const replies: {
   { name: 'sender MX/domain', code: 550, response: '550 5.7.27 Sender address has null MX', kind: 'hard_bounce', enhanced: '5.7.27', ourFault: true },
   { name: 'Spamhaus block', code: 554, response: '554 5.7.1 Service unavailable; Client host [203.0.113.5] blocked using zen.spamhaus.org', kind: 'hard_bounce', enhanced: '5.7.1', ourFault: true },
   { name: 'Outlook blocklist without enhanced code', code: 550, response: '550 SC-001 (BAY004-MC1F15) Unfortunately, messages from 203.0.113.5 weren\'t sent. Please contact your Internet service provider since part of their network is on our block list.', kind: 'hard_bounce', enhanced: null, ourFault: true },
-  { name: 'message too big', code: 552, response: '552 5.3.4 Message size exceeds fixed limit', kind: 'hard_bounce', enhanced: '5.3.4', ourFault: true },
+  { name: 'message too big', code: 552, response: '552 5.3.4 Message size exceeds fixed limit', kind: 'hard_bounce', enhanced: '5.3.4', ourFault: false },
   { name: 'mailbox disabled', code: 550, response: '550 5.2.1 The email account that you tried to reach is disabled.', kind: 'hard_bounce', enhanced: '5.2.1', ourFault: false },
   { name: '503 bad sequence is not a bounce', code: 503, response: '503 5.5.1 Bad sequence of commands', kind: 'deferred', enhanced: '5.5.1' },
 ];

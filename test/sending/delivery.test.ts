@@ -102,8 +102,10 @@ test('delivery: a sender-side authentication failure (5.7.26) fails the message 
   await env.deliverAll();
   const s = await statusOf(id);
   assert.equal(s.status, 'failed');
-  assert.equal(s.events.at(-1).type, 'hard_bounce');
+  assert.equal(s.events.at(-1).type, 'soft_bounce', 'a hard bounce means a dead address');
   assert.equal(s.events.at(-1).data.ourFault, true);
+  assert.equal(s.events.at(-1).data.bounce.reason, 'auth_failure');
+  assert.equal(s.events.at(-1).data.bounce.category, 'sender');
   const check = (await app.inject({ url: `/api/v1/suppression?email=${to}`, headers: env.acme.live })).json();
   assert.equal(check.suppressed, false);
 });

@@ -22,7 +22,7 @@ test('POST /suppression: 201 with the entry; reason defaults to manual', async (
   assert.equal(res.statusCode, 201);
   const e = res.json();
   assert.match(e.id, /^sup_[0-9a-f]{32}$/);
-  assert.deepEqual({ ...e, id: undefined }, { id: undefined, email: 'Jane.Doe@Example.com', reason: 'manual', detail: null, createdAt: '2026-11-20T10:00:00.000Z' });
+  assert.deepEqual({ ...e, id: undefined }, { id: undefined, email: 'Jane.Doe@Example.com', reason: 'manual', detail: null, bounceReason: null, createdAt: '2026-11-20T10:00:00.000Z' });
 });
 
 test('GET /suppression?email: a suppressed address is found in any letter case', async () => {

@@ -11,9 +11,9 @@ const other = await createTestAccount(pool, 'Other');
 const at = new Date('2026-11-20T10:00:00.000Z');
 
 test('suppress: adds an entry with reason, detail and time; isSuppressed finds it in any case', async () => {
-  const { entry, created } = await suppress(pool, acme.accountId, 'Bounced@Example.com', 'hard_bounce', { detail: '550 5.1.1 User unknown', now: at });
+  const { entry, created } = await suppress(pool, acme.accountId, 'Bounced@Example.com', 'hard_bounce', { detail: '550 5.1.1 User unknown', bounceReason: 'user_unknown', now: at });
   assert.equal(created, true);
-  assert.deepEqual({ ...entry, id: undefined }, { id: undefined, email: 'Bounced@Example.com', reason: 'hard_bounce', detail: '550 5.1.1 User unknown', createdAt: at.toISOString() });
+  assert.deepEqual({ ...entry, id: undefined }, { id: undefined, email: 'Bounced@Example.com', reason: 'hard_bounce', detail: '550 5.1.1 User unknown', bounceReason: 'user_unknown', createdAt: at.toISOString() });
   assert.deepEqual(await isSuppressed(pool, acme.accountId, 'bounced@EXAMPLE.COM'), entry);
 });
 

@@ -30,7 +30,7 @@ test('GET /suppression: without email lists the entries, newest first', async ()
   const page = await list('');
   assert.deepEqual(page.data.map((e) => e.id), [...ids].reverse());
   assert.equal(page.nextCursor, null);
-  assert.deepEqual(Object.keys(page.data[0]).sort(), ['createdAt', 'detail', 'email', 'id', 'reason']);
+  assert.deepEqual(Object.keys(page.data[0]).sort(), ['bounceReason', 'createdAt', 'detail', 'email', 'id', 'reason']);
 });
 
 test('GET /suppression: order=asc, limit and cursor walk every entry once', async () => {

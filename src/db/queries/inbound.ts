@@ -1,4 +1,4 @@
-import type { DsnRecipient } from '../../mail/dsn.js';
+import type { BouncedRecipient } from '../../mail/bounces/read.js';
 import type { Queryable } from '../pool.js';
 import type { MessageRow } from './messages.js';
 
@@ -40,7 +40,9 @@ export interface InboundMessageInsert {
   envelopeFrom: string;
   envelopeTo: string;
   raw: Buffer;
-  kind: 'dsn' | 'unsubscribe' | 'other';
+  kind: 'bounce' | 'delivered' | 'auto_reply' | 'unsubscribe' | 'other';
+  /** How the mail was read (ReturnedMail.format). */
+  format: string;
   messageId: string | null;
   accountId: string | null;
   parseError: string | null;
@@ -48,16 +50,22 @@ export interface InboundMessageInsert {
 
 export async function insertInboundMessage(db: Queryable, m: InboundMessageInsert): Promise<void> {
   await db.query(
-    `INSERT INTO inbound_messages (id, received_at, envelope_from, envelope_to, raw, kind, message_id, account_id, parse_error)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [m.id, m.receivedAt, m.envelopeFrom, m.envelopeTo, m.raw, m.kind, m.messageId, m.accountId, m.parseError],
+    `INSERT INTO inbound_messages (id, received_at, envelope_from, envelope_to, raw, kind, format, message_id, account_id, parse_error)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [m.id, m.receivedAt, m.envelopeFrom, m.envelopeTo, m.raw, m.kind, m.format, m.messageId, m.accountId, m.parseError],
   );
 }
 
-/** One recipient block of a DSN as parsed, plus what we matched and recorded for it. */
-export type BounceReportInsert = DsnRecipient & { email: string | null; eventId: string | null };
+/** One recipient a bounce names, as read, plus what we matched and recorded for it. */
+export interface BounceReportInsert {
+  recipient: BouncedRecipient;
+  /** hard = dead address, soft = any other failure or delay, delivered, other. */
+  classification: 'hard' | 'soft' | 'delivered' | 'other';
+  email: string | null;
+  eventId: string | null;
+}
 
-// All recipients of one DSN in one statement (arrays unnested server-side).
+// All recipients of one bounce in one statement (arrays unnested server-side).
 export async function insertBounceReports(
   db: Queryable,
   inboundId: string,
@@ -65,15 +73,17 @@ export async function insertBounceReports(
   rows: BounceReportInsert[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  const col = <K extends keyof BounceReportInsert>(k: K) => rows.map((r) => r[k]);
+  const col = <T>(f: (r: BounceReportInsert) => T) => rows.map(f);
   await db.query(
     `INSERT INTO bounce_reports (inbound_id, message_id, account_id, final_recipient, original_recipient, action, status,
-                                diagnostic_code, remote_mta, classification, email, event_id)
-     SELECT $1, $2, $3, * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`,
+                                diagnostic_code, remote_mta, classification, email, event_id, reason, reply_code, dead)
+     SELECT $1, $2, $3, * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+                                     $12::text[], $13::text[], $14::int[], $15::boolean[])`,
     [
       inboundId, ref.messageId, ref.accountId,
-      col('finalRecipient'), col('originalRecipient'), col('action'), col('status'), col('diagnosticCode'), col('remoteMta'),
-      col('classification'), col('email'), col('eventId'),
+      col((r) => r.recipient.email), col((r) => r.recipient.originalRecipient), col((r) => r.recipient.action), col((r) => r.recipient.status),
+      col((r) => r.recipient.diagnostic), col((r) => r.recipient.remoteMta), col((r) => r.classification), col((r) => r.email), col((r) => r.eventId),
+      col((r) => (r.classification === 'delivered' ? null : r.recipient.reason)), col((r) => r.recipient.reply), col((r) => r.recipient.dead),
     ],
   );
 }

@@ -8,10 +8,11 @@ export interface SuppressionRow {
   email_key: string;
   reason: string;
   detail: string | null;
+  bounce_reason: string | null;
   created_at: Date;
 }
 
-const COLUMNS = 'id, account_id, email, email_key, reason, detail, created_at';
+const COLUMNS = 'id, account_id, email, email_key, reason, detail, bounce_reason, created_at';
 
 /**
  * Adds one address unless the account already has it (by email_key). Returns the new row, or
@@ -20,14 +21,14 @@ const COLUMNS = 'id, account_id, email, email_key, reason, detail, created_at';
  */
 export async function insertSuppression(
   db: Queryable,
-  s: { id: string; accountId: string; email: string; key: string; reason: string; detail: string | null; now: Date },
+  s: { id: string; accountId: string; email: string; key: string; reason: string; detail: string | null; bounceReason?: string | null; now: Date },
 ): Promise<SuppressionRow | null> {
   const { rows } = await db.query<SuppressionRow>(
-    `INSERT INTO suppressions (id, account_id, email, email_key, reason, detail, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO suppressions (id, account_id, email, email_key, reason, detail, bounce_reason, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (account_id, email_key) DO NOTHING
      RETURNING ${COLUMNS}`,
-    [s.id, s.accountId, s.email, s.key, s.reason, s.detail, s.now],
+    [s.id, s.accountId, s.email, s.key, s.reason, s.detail, s.bounceReason ?? null, s.now],
   );
   return rows[0] ?? null;
 }

@@ -7,7 +7,7 @@ import { eventsOfMessages } from '../../../db/queries/events.js';
 import { GroupCommit } from '../../../db/group-commit.js';
 import { getMessage, insertAcceptedMessages, listMessages, recipientsOfGroup, type MessageRow, type RecipientRow, type SentEventRow } from '../../../db/queries/messages.js';
 import { findSendingDomain, type SendingDomain } from '../../../domain/domains.js';
-import { toApiEvent } from '../../../domain/events.js';
+import { toApiEvent, type ApiEvent } from '../../../domain/events.js';
 import { SEND_LIMITS } from '../../../domain/send-input.js';
 import { sendBatch, sendEmail, type BatchItemResult, type SendContext } from '../../../domain/sending.js';
 import { batchItemProblems } from '../../batch-items.js';
@@ -85,6 +85,19 @@ const MessageSummary = Type.Object({
   deliveredAt: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String(),
 });
+const NullableText = (description: string) => Type.Union([Type.String({ description }), Type.Null()]);
+const Bounce = Type.Object(
+  {
+    type: Type.Union([Type.Literal('hard_bounce'), Type.Literal('soft_bounce')]),
+    reason: Type.String({ description: 'The bounce reason (docs/bounces.md): user_unknown, mailbox_full, blocked, …' }),
+    category: Type.String({ description: 'dead (suppressed), recipient, sender (our side: never suppresses) or unknown' }),
+    status: NullableText('Enhanced status code, e.g. 5.1.1'),
+    diagnostic: NullableText('What the receiving server said'),
+    mta: NullableText('The server that refused the message'),
+    occurredAt: Type.String(),
+  },
+  { description: 'The bounce that ended this message, null when it did not bounce' },
+);
 const Recipient = Type.Object({
   id: Type.String({ description: 'The recipient\'s own message id: its events, webhooks and bounces carry it' }),
   email: Type.String(),
@@ -95,6 +108,7 @@ const Recipient = Type.Object({
   lastMx: Type.Union([Type.String(), Type.Null()]),
   nextAttemptAt: Type.Union([Type.String(), Type.Null()]),
   deliveredAt: Type.Union([Type.String(), Type.Null()]),
+  bounce: Type.Union([Bounce, Type.Null()], { description: 'The bounce that ended this recipient\'s delivery, null when it did not bounce' }),
 });
 const MessageDetail = Type.Intersect([
   MessageSummary,
@@ -104,12 +118,14 @@ const MessageDetail = Type.Intersect([
     recipients: Type.Array(Recipient, { description: 'Every envelope recipient of the send with its own delivery status, `to` first' }),
     html: Type.Union([Type.String(), Type.Null()]),
     text: Type.Union([Type.String(), Type.Null()]),
+    bounce: Type.Union([Bounce, Type.Null()], { description: 'The bounce that ended the message of the requested id, null when it did not bounce' }),
     events: Type.Array(EventItem, { description: 'The events of every recipient of the send, oldest first' }),
   }),
 ]);
 
-function toRecipient(r: RecipientRow): Static<typeof Recipient> {
+function toRecipient(r: RecipientRow, bounce: Static<typeof Bounce> | null): Static<typeof Recipient> {
   return {
+    bounce,
     id: r.id,
     email: r.to_email,
     type: r.recipient_type ?? 'to',
@@ -143,6 +159,18 @@ function toSummary(m: Omit<MessageRow, 'html' | 'text' | 'attachments'>): Static
     scheduledAt: m.scheduled_at?.toISOString() ?? null,
     deliveredAt: m.delivered_at?.toISOString() ?? null,
     createdAt: m.created_at.toISOString(),
+  };
+}
+
+/** The latest hard or soft bounce of one message (one recipient) in a send's timeline, as its `bounce` field shows it. */
+function lastBounce(events: ApiEvent[], messageId: string): Static<typeof Bounce> | null {
+  const e = events.findLast((x) => x.messageId === messageId && (x.type === 'hard_bounce' || x.type === 'soft_bounce'));
+  const b = e?.data.bounce as Record<string, unknown> | undefined;
+  if (!e || !b || typeof b.reason !== 'string') return null;
+  const text = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    type: e.type as 'hard_bounce' | 'soft_bounce', reason: b.reason, category: text(b.category) ?? 'unknown', status: text(b.status),
+    diagnostic: text(b.diagnostic), mta: text(b.mta), occurredAt: e.occurredAt,
   };
 }
 
@@ -284,14 +312,16 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
     const recipients = await recipientsOfGroup(app.deps.pool, request.auth.accountId, groupId);
     const head = groupId === m.id ? m : ((await getMessage(app.deps.pool, request.auth.accountId, groupId)) ?? m);
     const events = await eventsOfMessages(app.deps.pool, request.auth.accountId, recipients.map((r) => r.id));
+    const apiEvents = events.map(toApiEvent);
     return {
       ...toSummary(head),
       groupId,
       bcc: head.bcc,
-      recipients: recipients.map(toRecipient),
+      recipients: recipients.map((r) => toRecipient(r, lastBounce(apiEvents, r.id))),
       html: head.html,
       text: head.text,
-      events: events.map(toApiEvent),
+      bounce: lastBounce(apiEvents, m.id),
+      events: apiEvents,
     };
   });
 }

@@ -22,12 +22,15 @@ const Entry = Type.Object({
   email: Type.String({ description: 'The address as it was first added' }),
   reason: Reason,
   detail: Type.Union([Type.String(), Type.Null()], { description: 'Why, when known: e.g. the SMTP response of a hard bounce' }),
+  bounceReason: Type.Union([Type.String(), Type.Null()], {
+    description: 'For hard_bounce: the bounce reason that showed the address dead (user_unknown, host_unknown, has_moved, not_accept; see docs/bounces.md), else null',
+  }),
   createdAt: Timestamp,
 });
-const ENTRY_EXAMPLE = { id: 'sup_019a6f0c3b2e7d1a9c4b5e6f7a8b9c11', email: 'Jane.Doe@example.com', reason: 'manual', detail: null, createdAt: '2026-11-20T10:15:30.123Z' };
+const ENTRY_EXAMPLE = { id: 'sup_019a6f0c3b2e7d1a9c4b5e6f7a8b9c11', email: 'Jane.Doe@example.com', reason: 'manual', detail: null, bounceReason: null, createdAt: '2026-11-20T10:15:30.123Z' };
 const BOUNCE_EXAMPLE = {
   id: 'sup_019a6f0c3b2e7d1a9c4b5e6f7a8b9c12', email: 'old@example.org', reason: 'hard_bounce',
-  detail: '550 5.1.1 <old@example.org>: Recipient address rejected: User unknown', createdAt: '2026-11-19T22:01:05.004Z',
+  detail: '550 5.1.1 <old@example.org>: Recipient address rejected: User unknown', bounceReason: 'user_unknown', createdAt: '2026-11-19T22:01:05.004Z',
 };
 const Check = Type.Object({
   email: Type.String({ description: 'The address asked about, as given' }),

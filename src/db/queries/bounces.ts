@@ -1,0 +1,40 @@
+import type { Queryable } from '../pool.js';
+
+/**
+ * The address's current run of recipient-side soft bounces (docs/bounces.md, the 30-day
+ * rule): soft_bounce events whose bounce is on the recipient's side (or undecided) since
+ * the last sign of life — an open, a click, or a delivery that no bounce followed.
+ * Sender-side failures are neither: they say nothing about the address.
+ */
+export interface SoftBounceRun {
+  first: Date | null;
+  messages: number;
+  lastReason: string | null;
+  lastDiagnostic: string | null;
+}
+
+// Both scans use events_engagement (account_id, lower(email), type, occurred_at); the
+// NOT EXISTS probe per delivered event uses events_message. An address has few events.
+export async function selectSoftBounceRun(db: Queryable, accountId: string, email: string): Promise<SoftBounceRun> {
+  const { rows } = await db.query<{ first: Date | null; messages: string; last_reason: string | null; last_diagnostic: string | null }>(
+    `WITH alive AS (
+       SELECT max(e.occurred_at) AS at FROM events e
+        WHERE e.account_id = $1 AND lower(e.email) = lower($2)
+          AND (e.type IN ('open', 'click')
+               OR (e.type = 'delivered' AND NOT EXISTS (
+                     SELECT 1 FROM events b WHERE b.message_id = e.message_id AND b.type IN ('soft_bounce', 'hard_bounce'))))
+     ), run AS (
+       SELECT s.occurred_at, s.message_id, s.data->'bounce' AS bounce FROM events s, alive
+        WHERE s.account_id = $1 AND lower(s.email) = lower($2) AND s.type = 'soft_bounce'
+          AND s.data->'bounce'->>'category' IN ('recipient', 'unknown')
+          AND (alive.at IS NULL OR s.occurred_at > alive.at)
+     )
+     SELECT min(occurred_at) AS first, count(DISTINCT message_id) AS messages,
+            (SELECT bounce->>'reason' FROM run ORDER BY occurred_at DESC LIMIT 1) AS last_reason,
+            (SELECT bounce->>'diagnostic' FROM run ORDER BY occurred_at DESC LIMIT 1) AS last_diagnostic
+       FROM run`,
+    [accountId, email],
+  );
+  const r = rows[0];
+  return { first: r?.first ?? null, messages: Number(r?.messages ?? 0), lastReason: r?.last_reason ?? null, lastDiagnostic: r?.last_diagnostic ?? null };
+}
