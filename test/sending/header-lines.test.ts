@@ -139,8 +139,9 @@ test('UTF-8 local parts: one that reaches the worker by another path fails as ou
   const s = (await app.inject({ url: `/api/v1/emails/${id}`, headers: env.acme.live })).json();
   assert.equal(s.status, 'failed');
   const last = s.events.at(-1);
-  assert.equal(last.type, 'hard_bounce');
+  assert.equal(last.type, 'soft_bounce', 'a hard bounce means a dead address; this failure is ours');
   assert.equal(last.data.ourFault, true);
+  assert.deepEqual([last.data.bounce.reason, last.data.bounce.category], ['rejected', 'sender']);
   assert.match(last.data.response, /SMTPUTF8/);
   const check = await app.inject({ url: '/api/v1/suppression?email=' + encodeURIComponent('josé@example.net'), headers: env.acme.live });
   assert.equal(check.json().suppressed, false);
