@@ -38,3 +38,24 @@ export async function selectSoftBounceRun(db: Queryable, accountId: string, emai
   const r = rows[0];
   return { first: r?.first ?? null, messages: Number(r?.messages ?? 0), lastReason: r?.last_reason ?? null, lastDiagnostic: r?.last_diagnostic ?? null };
 }
+
+export interface OutcomeCount {
+  type: string;
+  category: string | null;
+  reason: string | null;
+  n: number;
+}
+
+// Account health over a window: outcomes by type and bounce side/reason. Scans the account's
+// events of the window through events_account_seq (account first); a week of events of one
+// account is what the dashboard shows anyway.
+export async function countOutcomesSince(db: Queryable, accountId: string, since: Date): Promise<OutcomeCount[]> {
+  const { rows } = await db.query<{ type: string; category: string | null; reason: string | null; n: string }>(
+    `SELECT type, data->'bounce'->>'category' AS category, data->'bounce'->>'reason' AS reason, count(*) AS n
+       FROM events
+      WHERE account_id = $1 AND occurred_at >= $2 AND type IN ('sent', 'delivered', 'hard_bounce', 'soft_bounce', 'spam')
+      GROUP BY 1, 2, 3`,
+    [accountId, since],
+  );
+  return rows.map((r) => ({ type: r.type, category: r.category, reason: r.reason, n: Number(r.n) }));
+}

@@ -8,12 +8,14 @@ import { domainRoutes } from './domains.js';
 import { emailRoutes } from './emails.js';
 import { hookRoutes } from './hooks.js';
 import { meRoutes } from './me.js';
+import { accountHealthRoutes } from './account-health.js';
 import { suppressionRoutes } from './suppression.js';
 import { templateRoutes } from './templates.js';
 
 /** Every /api/v1 resource. Each feature adds its module here. */
 export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(meRoutes);
+  await app.register(accountHealthRoutes);
   await app.register(domainRoutes);
   await app.register(emailRoutes);
   await app.register(capturedRoutes);
