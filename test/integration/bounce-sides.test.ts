@@ -138,9 +138,14 @@ test('account health: sender-side bounces surface there, by reason, with a statu
   assert.deepEqual(h.senderSide.byReason, { blocked: 2, auth_failure: 1, spam_detected: 2, policy_violation: 1, no_relaying: 1, rejected: 1 });
   assert.equal(h.senderSide.total, 8);
   assert.ok(h.hardBounces >= 2, 'gone@ and rita');
-  assert.ok(h.sent >= 10);
-  assert.ok(['warning', 'critical'].includes(h.status));
-  assert.ok(h.issues.some((i: { code: string }) => i.code === 'sender_side_bounces'));
+  assert.ok(h.sent >= 10 && h.sent < 20);
+  assert.deepEqual([h.status, h.issues], ['ok', []], 'rates of fewer than 20 sends are not judged');
+  for (let i = 0; i < 20 - h.sent; i++) assert.equal((await env.send(basicEmail({ to: at(`fine-${i}`) }))).statusCode, 202);
+  await env.deliverAll();
+  const judged = (await app.inject({ url: '/api/v1/account/health', headers: env.acme.live })).json();
+  assert.equal(judged.status, 'critical', '8 sender-side refusals in 20 sends');
+  assert.deepEqual(judged.issues.map((i: { code: string }) => i.code), ['sender_side_bounces', 'hard_bounces']);
+  assert.match(judged.issues[0].message, /receivers refused our mail \((?:blocked|spam_detected), (?:blocked|spam_detected), /);
 });
 
 test('account health: days is 1–90; outside is 422; another account sees only its own', async () => {
