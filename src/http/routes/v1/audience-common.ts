@@ -2,26 +2,22 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { PoolClient } from '../../../db/pool.js';
 import { withTransaction } from '../../../db/pool.js';
+import { inSandbox } from '../../../db/sandbox.js';
 import { problemResponse } from '../../problem.js';
 
 /**
  * Shared by the audience routes (lists, subscribers, segments, imports).
  *
- * Test keys "pass authentication and request validation but perform no real action" (spec,
- * Authentication 3). Audience writes with a test key therefore run exactly as live ones —
- * same validation, same 404s, same upsert outcome — inside a transaction that is rolled back,
- * and the answer says `sandbox: true`. Nothing is stored and no confirmation mail is queued.
+ * Audience writes run in one transaction. With a test key, that transaction runs inside the
+ * request's sandbox (plugins/sandbox.ts, db/sandbox.ts), which rolls everything back: same
+ * validation, same 404s, same upsert outcome as a live key, and nothing stored or queued.
+ * `sandbox` tells the route to say so in its answer.
  */
 export async function audienceWrite<T>(app: FastifyInstance, request: FastifyRequest, fn: (db: PoolClient) => Promise<T>): Promise<{ value: T; sandbox: boolean }> {
-  if (request.auth.mode === 'live') return { value: await withTransaction(app.deps.pool, fn), sandbox: false };
-  const client = await app.deps.pool.connect();
-  try {
-    await client.query('BEGIN');
-    return { value: await fn(client), sandbox: true };
-  } finally {
-    await client.query('ROLLBACK').catch(() => {});
-    client.release();
-  }
+  const sandbox = request.auth.mode === 'test';
+  // A test-key write outside the sandbox would be real: refuse rather than write.
+  if (sandbox && !inSandbox()) throw new Error('test-key audience write outside the sandbox');
+  return { value: await withTransaction(app.deps.pool, fn), sandbox };
 }
 
 /** `{...value, sandbox: true}` for test keys, the value itself for live keys. */
