@@ -157,6 +157,12 @@ test('account health: days is 1–90; outside is 422; another account sees only 
   const h = (await app.inject({ url: '/api/v1/account/health', headers: other.live })).json();
   assert.deepEqual([h.sent, h.senderSide.total, h.status], [0, 0, 'ok']);
   assert.equal((await app.inject({ url: '/api/v1/account/health', headers: other.test })).statusCode, 200);
+  for (const bad of ['%00', '%ED%A0%80', '7%00', '1e999', '-1', '7&days=8']) {
+    const res = await app.inject({ url: `/api/v1/account/health?days=${bad}`, headers: env.acme.live });
+    assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${bad}: ${res.statusCode}`);
+  }
+  assert.equal((await app.inject({ url: '/api/v1/account/health?other=1', headers: env.acme.live })).statusCode, 422, 'unknown parameters are refused');
+  assert.equal((await app.inject({ url: '/api/v1/account/health' })).statusCode, 401);
 });
 
 test('30-day rule: an address soft-bouncing (recipient side) on every send for 30 days, three messages, is suppressed; earlier it is not', async () => {

@@ -62,7 +62,7 @@ const RECIPIENT_SPOTS: RegExp[] = [
 const MAX_HITS = 500;
 const MAX_CHUNK = 20_000;
 
-const NOT_A_RECIPIENT = /^(?:mailer[-_]?daemon|postmaster|mail[-_]?delivery[-_]?(?:system|subsystem)?|double-bounce|bounces?|bounces\+[^@]*|abuse|noreply|no-reply|nobody)@/i;
+const NOT_A_RECIPIENT = /^(?:mailer[-_]?daemon|postmaster|mail[-_]?delivery[-_]?(?:system|subsystem)?|double-bounce|bounces?|bounces\+[^@]*|noreply|no-reply)@/i;
 
 function lineStart(text: string, index: number): number {
   return text.lastIndexOf('\n', index - 1) + 1;
