@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   method_not_allowed: 'Method not allowed',
   conflict: 'Conflict',
   idempotency_conflict: 'Idempotency key conflict',
+  invalid_state: 'Invalid state',
+  account_at_risk: 'Account at risk',
   payload_too_large: 'Payload too large',
   validation_failed: 'Validation failed',
   sender_domain_unverified: 'Sender domain not verified',

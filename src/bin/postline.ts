@@ -8,6 +8,7 @@ import { reportCliError, withDatabase, output } from '../cli/context.js';
 import { registerSubscriberCommands } from '../cli/subscribers.js';
 import { registerDomainCommands } from '../cli/domains.js';
 import { registerHookCommands } from '../cli/hooks.js';
+import { registerCampaignCommands } from '../cli/campaigns.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
 
@@ -35,5 +36,6 @@ registerBounceCommands(program);
 registerDomainCommands(program);
 registerSubscriberCommands(program);
 registerHookCommands(program);
+registerCampaignCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

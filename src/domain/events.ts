@@ -26,6 +26,8 @@ export interface ApiEvent {
   url?: string;
   occurredAt: string;
   data: Record<string, unknown>;
+  /** Events of campaign messages: the campaign (an addition to DESIGN.md §9's item). */
+  campaignId?: string;
 }
 
 /**
@@ -56,5 +58,6 @@ export function toApiEvent(r: EventRow): ApiEvent {
     ...(r.type === 'click' && r.url ? { url: r.url } : {}),
     occurredAt: r.occurred_at.toISOString(),
     data: r.data,
+    ...(r.campaign_id ? { campaignId: r.campaign_id } : {}),
   };
 }

@@ -13,6 +13,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   conflict: 409,
   idempotency_conflict: 409,
+  invalid_state: 409,
+  account_at_risk: 409,
   payload_too_large: 413,
   validation_failed: 422,
   sender_domain_unverified: 422,

@@ -20,6 +20,7 @@ import { claimDueMessages, completeMessages, leaseHoldersOn, releaseLeasesOf } f
 import { GroupCommit } from '../db/group-commit.js';
 import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
+import { CampaignRenderer } from '../domain/campaigns/content.js';
 
 export interface DeliveryDeps {
   pool: Pool;
@@ -75,12 +76,14 @@ export class DeliveryEngine {
   private readonly dns: MailDns;
   private readonly sender: SmtpSender;
   private readonly signing = new Map<string, { info: SigningInfo; at: number }>();
+  private readonly campaigns: CampaignRenderer;
 
   constructor(
     private readonly deps: DeliveryDeps,
     private readonly opts: DeliveryOptions = DEFAULT_DELIVERY_OPTIONS,
   ) {
     this.links = new TrackingLinks(deps.config);
+    this.campaigns = new CampaignRenderer(deps.pool, this.links);
     this.verpKey = deriveKey(deps.config.secret, 'verp');
     this.dns = deps.dns ?? createMailDns({ servers: deps.config.dnsServers, clock: deps.clock });
     this.sender = new SmtpSender({ heloName: new URL(deps.config.baseUrl).hostname, maxConnectionsPerHost: opts.maxConnectionsPerHost });
@@ -128,7 +131,9 @@ export class DeliveryEngine {
   /** Build and sign one message: the step campaigns and automations hook their rendering into. */
   async build(msg: MessageRow, now: Date): Promise<BuiltMessage> {
     const signing = await this.signingFor(msg);
-    return buildMessage(msg, signing, this.links, { bounceDomain: bounceDomainFor(signing.domain), verpKey: this.verpKey, now });
+    // Campaign messages carry merge data, not content: rendered here from the campaign's one copy.
+    const content = await this.campaigns.render(msg, signing.domain, signing.trackingHost);
+    return buildMessage(content, signing, this.links, { bounceDomain: bounceDomainFor(signing.domain), verpKey: this.verpKey, now });
   }
 
   private async deliverOne(msg: MessageRow): Promise<PlannedOutcome> {

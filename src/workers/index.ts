@@ -12,6 +12,8 @@ import { sendConfirmationMails } from '../domain/confirmation-mail.js';
 import { TrackingLinks } from '../domain/tracking-links.js';
 import { withTransaction } from '../db/pool.js';
 import { notifySoon } from '../db/notify.js';
+import { runCampaignStep } from '../domain/campaigns/runner.js';
+import { requireAccount } from '../domain/accounts.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -39,12 +41,15 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     if ((await delivery.runOnce()) > 0) deliveryLoop.wake();
   }, onError);
   notifications.on('postline_messages', () => deliveryLoop.wake());
+  const campaignLoop = startLoop('campaigns', 1_000, () => runCampaignStep(campaignDeps(deps)), onError);
+  notifications.on('postline_campaigns', () => campaignLoop.wake());
   const webhooks = startWebhookDispatcher(deps, onError);
   notifications.on('postline_events', () => webhooks.wake());
   const loops: Loop[] = [
     startLoop('maintenance', 60_000, () => runMaintenance(deps.pool, deps.clock), onError),
     startLoop('subscriber-imports', 1_000, () => runPendingImports(deps.pool), onError),
     deliveryLoop,
+    campaignLoop,
     webhooks,
     startLoop('confirmation-mails', 2_000, () => runConfirmationMails(deps, links), onError),
   ];
@@ -55,6 +60,15 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await Promise.all(loops.map((l) => l.stop()));
       await delivery.close();
     },
+  };
+}
+
+/** What the campaign runner needs: the pool, the clock, and each account's monthly quota. */
+export function campaignDeps(deps: WorkerDeps) {
+  return {
+    pool: deps.pool,
+    now: () => deps.clock.now(),
+    quotaOf: async (accountId: string) => (await requireAccount(deps.pool, accountId)).monthlyQuota,
   };
 }
 

@@ -29,6 +29,7 @@ const segment = await create('/api/v1/segments', { name: 'A seg', match: 'all', 
 const email = await create('/api/v1/emails', { to: 'x@example.net', from: { email: 'hi@a-corp.test' }, subject: 'A', text: 'a' });
 const importJob = await create('/api/v1/subscribers/import', { list: list.id, subscribers: [{ email: 'imported@a-corp.test' }] });
 await create('/api/v1/suppression', { email: 'blocked@a-corp.test', reason: 'manual' });
+const campaign = await create('/api/v1/campaigns', { name: 'A campaign', subject: 'A news', from: { email: 'news@a-corp.test' }, html: '<p>A</p>', audience: { lists: [list.id] } });
 
 const idFor: Record<string, string> = {
   domains: domain.id,
@@ -40,6 +41,7 @@ const idFor: Record<string, string> = {
   emails: email.id as string,
   captured: email.id as string,
   imports: importJob.id as string,
+  campaigns: campaign.id as string,
 };
 
 test('tenant isolation: every route with a resource id answers 404 to another account', async () => {
@@ -65,7 +67,7 @@ test('tenant isolation: every route with a resource id answers 404 to another ac
 });
 
 test("tenant isolation: B's lists never show A's data, and the suppression list is per account", async () => {
-  for (const url of ['/api/v1/templates', '/api/v1/domains', '/api/v1/hooks', '/api/v1/lists', '/api/v1/subscribers', '/api/v1/segments', '/api/v1/emails', '/api/v1/captured', '/api/v1/imports', '/api/v1/suppression', '/api/v1/templates/folders']) {
+  for (const url of ['/api/v1/templates', '/api/v1/domains', '/api/v1/hooks', '/api/v1/lists', '/api/v1/subscribers', '/api/v1/segments', '/api/v1/emails', '/api/v1/captured', '/api/v1/imports', '/api/v1/suppression', '/api/v1/templates/folders', '/api/v1/campaigns']) {
     const res = await app.inject({ url, headers: b.live });
     assert.equal(res.statusCode, 200, url);
     const body = res.body;
@@ -85,4 +87,7 @@ test("tenant isolation: after B's attempts, A's resources are all still there an
   }
   assert.equal((await app.inject({ url: '/api/v1/suppression?email=blocked@a-corp.test', headers: a.live })).json().suppressed, true);
   assert.equal((await app.inject({ url: `/api/v1/templates/${template.id}`, headers: a.live })).json().name, 'A welcome');
+  const c = (await app.inject({ url: `/api/v1/campaigns/${campaign.id}`, headers: a.live })).json();
+  assert.equal(c.name, 'A campaign');
+  assert.equal(c.status, 'draft');
 });

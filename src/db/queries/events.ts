@@ -11,6 +11,8 @@ export interface EventRow {
   url: string | null;
   data: Record<string, unknown>;
   occurred_at: Date;
+  /** Set for events of campaign messages (migration 012). */
+  campaign_id?: string | null;
 }
 
 /**

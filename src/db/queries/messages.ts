@@ -36,6 +36,11 @@ export interface MessageRow {
   recipient_type?: 'to' | 'cc' | 'bcc' | null;
   /** The send's To header when this row's recipient is a cc or bcc; null: to_email is the To header. */
   header_to?: string | null;
+  /** Campaign messages: the subscriber, and the merge data rendered at delivery (migration 012). */
+  subscriber_id?: string | null;
+  merge_data?: { subscriber?: { id: string; email: string; name: string | null; attributes: Record<string, unknown> } } | null;
+  opened_at?: Date | null;
+  clicked_at?: Date | null;
 }
 
 export interface SentEventRow {

@@ -66,6 +66,7 @@ const EventItem = Type.Object({
   url: Type.Optional(Type.String()),
   occurredAt: Type.String(),
   data: Type.Record(Type.String(), Type.Unknown()),
+  campaignId: Type.Optional(Type.String({ description: 'Events of campaign messages: the campaign' })),
 });
 
 const MessageSummary = Type.Object({

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { campaignRoutes } from './campaigns.js';
 import { importRoutes } from './imports.js';
 import { listRoutes } from './lists.js';
 import { segmentRoutes } from './segments.js';
+import { statsRoutes } from './stats.js';
 import { subscriberRoutes } from './subscribers.js';
 import { capturedRoutes } from './captured.js';
 import { domainRoutes } from './domains.js';
@@ -26,4 +28,6 @@ export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(subscriberRoutes);
   await app.register(importRoutes);
   await app.register(segmentRoutes);
+  await app.register(campaignRoutes);
+  await app.register(statsRoutes);
 }

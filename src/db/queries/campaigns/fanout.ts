@@ -1,0 +1,198 @@
+import type { Queryable } from '../../pool.js';
+import type { CampaignRow } from './campaigns.js';
+
+/**
+ * The fan-out job's statements (domain/campaigns/fanout.ts runs them). A campaign row is its
+ * own job: claimed under a lease, advanced batch by batch, each batch's messages and the
+ * checkpoint committed together.
+ */
+
+// Scheduled campaigns whose time has come start sending (the injectable clock's now).
+export async function startDueCampaigns(db: Queryable, now: Date): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `UPDATE campaigns SET status = 'sending', started_at = $1, updated_at = $1
+      WHERE status = 'scheduled' AND scheduled_at <= $1
+     RETURNING id`,
+    [now],
+  );
+  return rows.map((r) => r.id);
+}
+
+// One sending campaign whose fan-out is unfinished and whose lease is free or expired, leased
+// to this worker. SKIP LOCKED: a campaign another worker is claiming or advancing is passed
+// over; oldest request first.
+export async function claimFanOut(db: Queryable, workerId: string, now: Date, leaseMs: number): Promise<CampaignRow | null> {
+  const { rows } = await db.query<CampaignRow>(
+    `WITH c AS (
+       SELECT id FROM campaigns
+        WHERE status = 'sending' AND NOT fanout_done AND (locked_until IS NULL OR locked_until <= $2)
+        ORDER BY send_requested_at, id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED
+     )
+     UPDATE campaigns k SET locked_by = $1, locked_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
+       FROM c WHERE k.id = c.id
+     RETURNING k.*`,
+    [workerId, now, leaseMs],
+  );
+  return rows[0] ?? null;
+}
+
+// Sending campaigns whose fan-out is finished: candidates for 'sent' once nothing is pending.
+export async function selectFannedOutCampaigns(db: Queryable): Promise<{ id: string; account_id: string }[]> {
+  const { rows } = await db.query(`SELECT id, account_id FROM campaigns WHERE status = 'sending' AND fanout_done`);
+  return rows;
+}
+
+export interface RecipientCandidate {
+  id: string;
+  email: string;
+  email_key: string;
+  name: string | null;
+  attributes: Record<string, unknown>;
+  status: 'active' | 'unsubscribed' | 'bounced' | 'complained';
+  suppression: string | null;
+  memberships: number;
+}
+
+export interface AudienceFilter {
+  /** SQL over `subscribers s`, parameters appended to `params` ($1 = account id). */
+  where: string;
+  params: unknown[];
+}
+
+// The next batch of the audience after the checkpoint, in subscriber id order (the key that
+// makes the checkpoint exact: a subscriber added later with a smaller id cannot exist, ids are
+// time-ordered). Unconfirmed subscribers are not part of any audience. Each candidate comes with
+// its suppression (one probe of the unique (account_id, email_key) index) and how many of the
+// campaign's lists it is in (the duplicates one message per address removed).
+export async function selectRecipientBatch(db: Queryable, f: AudienceFilter, lists: string[], after: string, limit: number): Promise<RecipientCandidate[]> {
+  const n = f.params.length;
+  const { rows } = await db.query<RecipientCandidate>(
+    `SELECT s.id, s.email, s.email_key, s.name, s.attributes, s.status, sp.reason AS suppression,
+            (SELECT count(*) FROM subscriber_lists sl WHERE sl.subscriber_id = s.id AND sl.list_id = ANY($${n + 1}::text[]))::int AS memberships
+       FROM subscribers s
+       LEFT JOIN suppressions sp ON sp.account_id = s.account_id AND sp.email_key = s.email_key
+      WHERE s.account_id = $1 AND s.id > $${n + 2} AND s.status <> 'unconfirmed' AND ${f.where}
+      ORDER BY s.id
+      LIMIT ${limit}`,
+    [...f.params, lists, after],
+  );
+  return rows;
+}
+
+// How many messages the audience will get (active, not suppressed) and how many it has in all,
+// counted once when the fan-out starts, for progress and ETA.
+export async function countAudience(db: Queryable, f: AudienceFilter): Promise<{ total: number; eligible: number }> {
+  const { rows } = await db.query<{ total: number; eligible: number }>(
+    `SELECT count(*)::int AS total, (count(*) FILTER (WHERE s.status = 'active' AND sp.reason IS NULL))::int AS eligible
+       FROM subscribers s
+       LEFT JOIN suppressions sp ON sp.account_id = s.account_id AND sp.email_key = s.email_key
+      WHERE s.account_id = $1 AND s.status <> 'unconfirmed' AND ${f.where}`,
+    f.params,
+  );
+  return rows[0];
+}
+
+export interface CampaignMessage {
+  id: string;
+  eventId: string;
+  subscriberId: string;
+  email: string;
+  toDomain: string;
+  subject: string;
+  mergeData: Record<string, unknown>;
+  nextAttemptAt: Date;
+}
+
+/**
+ * Writes one batch's messages and their `sent` events in ONE statement, with the quota counter
+ * when the account has a quota (all or nothing: false when the batch would exceed it, and
+ * nothing is written). A message holds its recipient and merge data; its content stays in the
+ * campaign. ON CONFLICT on (campaign_id, subscriber_id) is the last line of defence against a
+ * second copy; events are written only for messages actually inserted.
+ */
+export async function insertCampaignMessages(
+  db: Queryable,
+  c: Pick<CampaignRow, 'id' | 'account_id' | 'domain_id' | 'from_email' | 'from_name' | 'reply_to' | 'tags' | 'template_id'>,
+  msgs: CampaignMessage[],
+  now: Date,
+  quota: { month: string; limit: number } | null,
+): Promise<{ ok: boolean; inserted: number }> {
+  if (msgs.length === 0) return { ok: true, inserted: 0 };
+  const params: unknown[] = [
+    c.id, c.account_id, c.domain_id, c.from_email, c.from_name, c.reply_to, c.tags, c.template_id, now,
+    msgs.map((m) => m.id), msgs.map((m) => m.eventId), msgs.map((m) => m.subscriberId), msgs.map((m) => m.email),
+    msgs.map((m) => m.toDomain), msgs.map((m) => m.subject), msgs.map((m) => JSON.stringify(m.mergeData)), msgs.map((m) => m.nextAttemptAt),
+  ];
+  let counter = '';
+  let gate = 'TRUE';
+  if (quota) {
+    params.push(quota.month, msgs.length, quota.limit);
+    counter = `q AS (
+      INSERT INTO usage_counters AS u (account_id, month, sent)
+      SELECT $2::text, $18::date, $19::int WHERE $19::int <= $20::int
+      ON CONFLICT (account_id, month) DO UPDATE SET sent = u.sent + EXCLUDED.sent WHERE u.sent + EXCLUDED.sent <= $20::int
+      RETURNING sent
+    ),`;
+    gate = 'EXISTS (SELECT 1 FROM q)';
+  }
+  const { rows } = await db.query<{ n: number; gated: boolean }>(
+    `WITH ${counter}
+     v AS (
+       SELECT * FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::jsonb[], $17::timestamptz[])
+         AS v(id, event_id, subscriber_id, email, to_domain, subject, merge_data, next_attempt_at)
+     ),
+     m AS (
+       INSERT INTO messages (id, account_id, domain_id, status, from_email, from_name, to_email, to_domain, reply_to, subject, tags,
+                             template_id, campaign_id, subscriber_id, merge_data, next_attempt_at, created_at)
+       SELECT v.id, $2, $3, 'queued', $4, $5, v.email, v.to_domain, $6, v.subject, $7, $8, $1, v.subscriber_id, v.merge_data,
+              v.next_attempt_at, $9
+         FROM v WHERE ${gate}
+       ON CONFLICT (campaign_id, subscriber_id) WHERE campaign_id IS NOT NULL DO NOTHING
+       RETURNING id
+     ),
+     e AS (
+       INSERT INTO events (id, account_id, message_id, campaign_id, type, email, data, occurred_at)
+       SELECT v.event_id, $2, v.id, $1, 'sent', v.email, jsonb_build_object('campaignId', $1::text), $9
+         FROM v JOIN m ON m.id = v.id
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM m)::int AS n, (${gate}) AS gated`,
+    params,
+  );
+  return { ok: rows[0].gated, inserted: rows[0].n };
+}
+
+export interface BatchProgress {
+  lastSubscriberId: string;
+  queued: number;
+  skipped: { suppressed: number; unsubscribed: number; bounced: number; complained: number; duplicate: number };
+  done: boolean;
+  throttleNextAt: Date | null;
+  leaseUntil: Date;
+}
+
+// The checkpoint, advanced in the batch's transaction. Fenced by the lease holder: a worker
+// whose lease was taken over writes nothing (and its transaction's messages are rolled back
+// with it by the caller). When the fan-out ends, the audience size becomes the exact count.
+export async function advanceFanOut(db: Queryable, campaignId: string, workerId: string, p: BatchProgress): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE campaigns
+        SET last_subscriber_id = $3, queued = queued + $4,
+            skipped_suppressed = skipped_suppressed + $5, skipped_unsubscribed = skipped_unsubscribed + $6,
+            skipped_bounced = skipped_bounced + $7, skipped_complained = skipped_complained + $8,
+            skipped_duplicate = skipped_duplicate + $9,
+            fanout_done = $10, throttle_next_at = $11, locked_until = $12,
+            audience_size = CASE WHEN $10 THEN queued + $4 ELSE audience_size END,
+            locked_by = CASE WHEN $10 THEN NULL ELSE locked_by END
+      WHERE id = $1 AND locked_by = $2 AND status = 'sending'`,
+    [campaignId, workerId, p.lastSubscriberId, p.queued, p.skipped.suppressed, p.skipped.unsubscribed, p.skipped.bounced,
+      p.skipped.complained, p.skipped.duplicate, p.done, p.throttleNextAt, p.leaseUntil],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+export async function setAudienceSize(db: Queryable, campaignId: string, size: number): Promise<void> {
+  await db.query('UPDATE campaigns SET audience_size = $2 WHERE id = $1 AND audience_size IS NULL', [campaignId, size]);
+}

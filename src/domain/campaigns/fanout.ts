@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Pool, Queryable } from '../../db/pool.js';
+import { withTransaction } from '../../db/pool.js';
+import { notifySoon } from '../../db/notify.js';
+import { lockCampaign, type CampaignRow } from '../../db/queries/campaigns/campaigns.js';
+import {
+  advanceFanOut, claimFanOut, countAudience, insertCampaignMessages, selectRecipientBatch, setAudienceSize,
+  type AudienceFilter, type CampaignMessage, type RecipientCandidate,
+} from '../../db/queries/campaigns/fanout.js';
+import { selectSegment } from '../../db/queries/segments.js';
+import { newId } from '../../ids.js';
+import { compileTemplate, renderTemplate, type Template } from '../../templates/index.js';
+import { parseSegmentDefinition, SqlParams, compileSegment } from '../segment-sql.js';
+import { monthOf } from '../sending.js';
+import { pauseLocked, throttleInterval } from './lifecycle.js';
+
+/**
+ * The fan-out: a sending campaign's audience turned into messages, batch by batch, in
+ * subscriber id order. Each batch — its messages, their `sent` events, the advanced checkpoint
+ * and the skip counters — commits in one transaction, under the campaign's row lock and a
+ * lease, so a process killed at any point leaves either a whole batch or none of it, and the
+ * next claimer resumes after the last committed subscriber. docs/decisions/0012 says why this
+ * is a job row rather than a graphile-worker job.
+ */
+
+export const FANOUT_BATCH = 1000;
+export const FANOUT_LEASE_MS = 60_000;
+
+export interface FanOutDeps {
+  pool: Pool;
+  now: () => Date;
+  /** Monthly quota of an account, or null for none. */
+  quotaOf: (accountId: string) => Promise<number | null>;
+  batchSize?: number;
+  workerId?: string;
+  /** Called after each committed batch (progress output of tools and tests). */
+  onBatch?: (campaignId: string, inserted: number) => void;
+}
+
+export type SkipReason = 'suppressed' | 'unsubscribed' | 'bounced' | 'complained';
+
+/** Why a candidate gets no message, or null when it gets one. */
+export function skipReason(c: Pick<RecipientCandidate, 'status' | 'suppression'>): SkipReason | null {
+  if (c.status === 'unsubscribed') return 'unsubscribed';
+  if (c.status === 'bounced') return 'bounced';
+  if (c.status === 'complained') return 'complained';
+  if (c.suppression === 'unsubscribe') return 'unsubscribed';
+  if (c.suppression === 'hard_bounce') return 'bounced';
+  if (c.suppression === 'complaint') return 'complained';
+  if (c.suppression !== null) return 'suppressed';
+  return null;
+}
+
+/** The audience as SQL over `subscribers s`: in a list, not in an excluded list, in the segment. */
+export async function audienceFilter(db: Queryable, c: Pick<CampaignRow, 'account_id' | 'audience'>, now: Date): Promise<AudienceFilter> {
+  const p = new SqlParams([c.account_id]);
+  const parts = [
+    `EXISTS (SELECT 1 FROM subscriber_lists sl WHERE sl.subscriber_id = s.id AND sl.list_id = ANY(${p.add(c.audience.lists, 'text[]')}))`,
+  ];
+  if (c.audience.excludeLists && c.audience.excludeLists.length > 0) {
+    parts.push(`NOT EXISTS (SELECT 1 FROM subscriber_lists sx WHERE sx.subscriber_id = s.id AND sx.list_id = ANY(${p.add(c.audience.excludeLists, 'text[]')}))`);
+  }
+  if (c.audience.segment) {
+    const seg = await selectSegment(db, c.account_id, c.audience.segment);
+    // A segment deleted after the send matches nobody rather than everybody.
+    parts.push(seg ? compileSegment(parseSegmentDefinition({ match: seg.match, conditions: seg.conditions }), p, now) : 'FALSE');
+  }
+  return { where: parts.join(' AND '), params: p.values };
+}
+
+const workerIdOf = () => `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+
+/**
+ * Claims one campaign and fans it out to the end (or until it is paused, cancelled, out of
+ * quota, or its lease is lost). Returns the number of messages written, or null when no
+ * campaign needed a fan-out.
+ */
+export async function runFanOut(deps: FanOutDeps): Promise<number | null> {
+  const workerId = deps.workerId ?? workerIdOf();
+  const claimed = await claimFanOut(deps.pool, workerId, deps.now(), FANOUT_LEASE_MS);
+  if (!claimed) return null;
+  if (claimed.audience_size === null) {
+    const size = await countAudience(deps.pool, await audienceFilter(deps.pool, claimed, deps.now()));
+    await setAudienceSize(deps.pool, claimed.id, size.eligible);
+  }
+  const subject = compileTemplate(claimed.subject ?? '');
+  let written = 0;
+  for (;;) {
+    const r = await withTransaction(deps.pool, (tx) => fanOutBatch(tx, deps, workerId, claimed.id, claimed.account_id, subject));
+    written += r.inserted;
+    deps.onBatch?.(claimed.id, r.inserted);
+    if (r.inserted > 0) {
+      notifySoon(deps.pool, 'postline_messages');
+      notifySoon(deps.pool, 'postline_events');
+    }
+    if (!r.more) return written;
+  }
+}
+
+/** One batch, in the caller's transaction. `more` is false when the fan-out must stop. */
+export async function fanOutBatch(
+  tx: Queryable,
+  deps: FanOutDeps,
+  workerId: string,
+  campaignId: string,
+  accountId: string,
+  subject: Template,
+): Promise<{ inserted: number; more: boolean }> {
+  const c = await lockCampaign(tx, accountId, campaignId);
+  if (!c || c.status !== 'sending' || c.fanout_done || c.locked_by !== workerId) return { inserted: 0, more: false };
+  const now = deps.now();
+  const limit = deps.batchSize ?? FANOUT_BATCH;
+  const batch = await selectRecipientBatch(tx, await audienceFilter(tx, c, now), c.audience.lists, c.last_subscriber_id ?? '', limit);
+  const skipped = { suppressed: 0, unsubscribed: 0, bounced: 0, complained: 0, duplicate: 0 };
+  const interval = throttleInterval(c.throttle);
+  let slot = Math.max(now.getTime(), c.throttle_next_at?.getTime() ?? 0);
+  const msgs: CampaignMessage[] = [];
+  for (const s of batch) {
+    skipped.duplicate += Math.max(0, s.memberships - 1);
+    const reason = skipReason(s);
+    if (reason) {
+      skipped[reason]++;
+      continue;
+    }
+    const subscriber = { id: s.id, email: s.email, name: s.name, attributes: s.attributes };
+    msgs.push({
+      id: newId('msg'),
+      eventId: newId('evt'),
+      subscriberId: s.id,
+      email: s.email,
+      toDomain: s.email_key.slice(s.email_key.lastIndexOf('@') + 1),
+      subject: renderTemplate(subject, { ...c.variables, subscriber }, 'subject'),
+      mergeData: { subscriber },
+      nextAttemptAt: new Date(slot),
+    });
+    slot += interval;
+  }
+  const quota = await deps.quotaOf(accountId);
+  const stored = await insertCampaignMessages(tx, c, msgs, now, quota === null ? null : { month: monthOf(now), limit: quota });
+  if (!stored.ok) {
+    await pauseLocked(tx, c, now, 'quota_exceeded');
+    return { inserted: 0, more: false };
+  }
+  const done = batch.length < limit;
+  const advanced = await advanceFanOut(tx, c.id, workerId, {
+    lastSubscriberId: batch.length > 0 ? batch[batch.length - 1].id : (c.last_subscriber_id ?? ''),
+    queued: stored.inserted,
+    skipped,
+    done,
+    throttleNextAt: interval > 0 ? new Date(slot) : null,
+    leaseUntil: new Date(now.getTime() + FANOUT_LEASE_MS),
+  });
+  if (!advanced) throw new Error(`fan-out of ${c.id} lost its lease`);
+  return { inserted: stored.inserted, more: !done };
+}

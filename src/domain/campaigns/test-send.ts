@@ -1,0 +1,43 @@
+import type { Queryable } from '../../db/pool.js';
+import type { CampaignRow } from '../../db/queries/campaigns/campaigns.js';
+import { selectRecipientBatch } from '../../db/queries/campaigns/fanout.js';
+import { sendEmail, type SendContext, type SendResult } from '../sending.js';
+import { SAMPLE_SUBSCRIBER } from './definition.js';
+import { audienceFilter } from './fanout.js';
+
+export const TEST_SEND_MAX = 5;
+
+/**
+ * POST /{id}/test: rendered copies of the campaign to up to 5 addresses, as transactional
+ * messages (subject prefixed "[Test]"), merged with a sample subscriber — the first active
+ * member of the audience, or a stand-in when it has none. They go through POST /emails'
+ * pipeline: same checks, quota, suppression; a test key stores and sends nothing. They are not
+ * campaign messages and count nowhere in the campaign's report.
+ */
+export async function sendCampaignTest(ctx: SendContext, c: CampaignRow, to: string[]): Promise<{ sample: { email: string; id: string }; results: SendResult[] }> {
+  const sample = await sampleSubscriber(ctx.db, c, ctx.now);
+  const results: SendResult[] = [];
+  for (const address of to) {
+    results.push(
+      await sendEmail(ctx, {
+        to: address,
+        from: { email: c.from_email, ...(c.from_name !== null ? { name: c.from_name } : {}) },
+        ...(c.subject !== null ? { subject: `[Test] ${c.subject}` } : {}),
+        ...(c.html !== null ? { html: c.html } : {}),
+        ...(c.text !== null ? { text: c.text } : {}),
+        ...(c.template_id !== null ? { templateId: c.template_id } : {}),
+        ...(c.reply_to !== null ? { replyTo: c.reply_to } : {}),
+        variables: { ...c.variables, subscriber: sample },
+        headers: c.headers,
+        tags: [...c.tags, 'campaign-test'].slice(0, 20),
+      }),
+    );
+  }
+  return { sample: { email: sample.email, id: sample.id }, results };
+}
+
+async function sampleSubscriber(db: Queryable, c: CampaignRow, now: Date) {
+  const [first] = await selectRecipientBatch(db, await audienceFilter(db, c, now), c.audience.lists, '', 1);
+  if (first && first.status === 'active') return { id: first.id, email: first.email, name: first.name, attributes: first.attributes };
+  return SAMPLE_SUBSCRIBER;
+}

@@ -1,0 +1,261 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { finishPage, pageOf } from '../../../db/pagination.js';
+import { notifySoon } from '../../../db/notify.js';
+import { selectRecipientPage, type CampaignStatus, type RecipientRow } from '../../../db/queries/campaigns/campaigns.js';
+import { toDefinition, type CampaignInput } from '../../../domain/campaigns/definition.js';
+import {
+  cancelCampaign, createCampaign, deleteCampaign, listCampaigns, pauseCampaign, requireCampaign, resumeCampaign, sendCampaign, updateCampaign,
+} from '../../../domain/campaigns/lifecycle.js';
+import { campaignReport } from '../../../domain/campaigns/report.js';
+import { sendCampaignTest, TEST_SEND_MAX } from '../../../domain/campaigns/test-send.js';
+import { TrackingLinks } from '../../../domain/tracking-links.js';
+import { ListQuery, listResponse } from '../../pagination.js';
+import { problemBody } from '../../problem.js';
+import { AppError } from '../../../errors.js';
+import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
+import {
+  atRiskResponse, CampaignDefinitionSchema, CampaignReportSchema, CampaignStatusSchema, CreateCampaignBody, definitionExample,
+  invalidStateResponse, PatchCampaignBody, RecipientSchema, recipientExample, reportExample, StateChangeSchema,
+} from './campaign-schemas.js';
+
+const tags = ['campaigns'];
+const NotFound = notFoundResponse('campaign', definitionExample.id);
+const Invalid = invalidResponse('validation_failed (per-field errors), sender_domain_unverified or template_error', 'audience.lists', 'unknown list lst_019a6f0c3b2e7d1a9c4b5e6f7a8b9c09');
+
+function toRecipient(r: RecipientRow) {
+  return {
+    subscriberId: r.subscriber_id,
+    messageId: r.message_id,
+    email: r.email,
+    status: r.status,
+    attempts: r.attempts,
+    lastResponse: r.last_response,
+    deliveredAt: r.delivered_at?.toISOString() ?? null,
+    openedAt: r.opened_at?.toISOString() ?? null,
+    clickedAt: r.clicked_at?.toISOString() ?? null,
+    queuedAt: r.created_at.toISOString(),
+  };
+}
+
+/**
+ * Campaigns (docs/campaigns.md). Writes with a test key run exactly as with a live key inside
+ * a transaction that is rolled back (audienceWrite): same validation and errors, `sandbox:
+ * true`, nothing stored or queued.
+ */
+export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { pool, clock, config } = app.deps;
+  const links = new TrackingLinks(config);
+  const wakeRunner = () => notifySoon(pool, 'postline_campaigns');
+
+  app.get('/api/v1/campaigns', {
+    schema: {
+      operationId: 'listCampaigns',
+      summary: 'List campaigns',
+      description: 'Newest first by default; filter by `status`. Bodies (html, text) are left out of lists.',
+      tags,
+      querystring: Type.Intersect([ListQuery, Type.Object({ status: Type.Optional(CampaignStatusSchema) })]),
+      response: { 200: { ...listResponse(CampaignDefinitionSchema), examples: [{ data: [{ ...definitionExample, html: null }], nextCursor: null }] } },
+    },
+  }, async (request) => {
+    const q = request.query as ListQuery & { status?: CampaignStatus };
+    const page = pageOf(q);
+    const rows = await listCampaigns(pool, request.auth.accountId, q.status ?? null, page);
+    const { data, nextCursor } = finishPage(rows, page, (r) => r.id);
+    return { data: data.map(toDefinition), nextCursor };
+  });
+
+  app.post('/api/v1/campaigns', {
+    schema: {
+      operationId: 'createCampaign',
+      summary: 'Create a campaign draft',
+      description:
+        'Validated like POST /api/v1/emails (verified sender domain, no CR/LF, template exists and parses) plus the audience ' +
+        '(lists and segment of this account). Merge fields: `{{ subscriber.email }}`, `{{ subscriber.name }}`, ' +
+        '`{{ subscriber.attributes.<key> | fallback }}`, the campaign `variables`, `{{ unsubscribe_url }}`.',
+      tags,
+      body: CreateCampaignBody,
+      response: { 201: { ...CampaignDefinitionSchema, examples: [definitionExample] }, 422: Invalid },
+    },
+  }, async (request, reply) => {
+    const r = await audienceWrite(app, request, (db) => createCampaign(db, request.auth.accountId, request.body as CampaignInput, clock.now()));
+    return reply.code(201).send(withSandbox(r));
+  });
+
+  app.get('/api/v1/campaigns/:id', {
+    schema: {
+      operationId: 'getCampaign',
+      summary: 'Get a campaign with its full report',
+      description: 'The definition, status, progress, counts, rates, top links and an hourly timeline. Counters are maintained as events happen (docs/campaigns.md#report).',
+      tags,
+      params: IdParam,
+      response: { 200: { ...CampaignReportSchema, examples: [reportExample] }, 404: NotFound },
+    },
+  }, async (request) => {
+    const c = await requireCampaign(pool, request.auth.accountId, request.params.id);
+    return campaignReport(pool, c, clock.now());
+  });
+
+  app.patch('/api/v1/campaigns/:id', {
+    schema: {
+      operationId: 'updateCampaign',
+      summary: 'Change a draft or scheduled campaign',
+      description: 'Only while `draft` or `scheduled` (else 409 `invalid_state`). The merged definition is validated as a whole.',
+      tags,
+      params: IdParam,
+      body: PatchCampaignBody,
+      response: { 200: { ...CampaignDefinitionSchema, examples: [definitionExample] }, 404: NotFound, 409: invalidStateResponse, 422: Invalid },
+    },
+  }, async (request) => {
+    const r = await audienceWrite(app, request, (db) =>
+      updateCampaign(db, request.auth.accountId, request.params.id, request.body as Partial<CampaignInput>, clock.now()),
+    );
+    return withSandbox(r);
+  });
+
+  app.delete('/api/v1/campaigns/:id', {
+    schema: {
+      operationId: 'deleteCampaign',
+      summary: 'Delete a draft or scheduled campaign',
+      description: 'Only while `draft` or `scheduled` (else 409 `invalid_state`; cancel a sending campaign instead).',
+      tags,
+      params: IdParam,
+      response: { 204: Type.Null({ description: 'Deleted' }), 404: NotFound, 409: invalidStateResponse },
+    },
+  }, async (request, reply) => {
+    await audienceWrite(app, request, (db) => deleteCampaign(db, request.auth.accountId, request.params.id));
+    return reply.code(204).send(null);
+  });
+
+  app.post('/api/v1/campaigns/:id/send', {
+    schema: {
+      operationId: 'sendCampaign',
+      summary: 'Queue a draft for sending',
+      description:
+        '202 `{id, status}`: `sending` now, or `scheduled` when `scheduledAt` is in the future. The definition is checked again and its ' +
+        'content frozen. Sending twice (also concurrently) answers 409 `invalid_state` and never sends twice; 409 `account_at_risk` while ' +
+        'the account\'s health is at_risk and not acknowledged.',
+      tags,
+      params: IdParam,
+      response: {
+        202: { ...StateChangeSchema, examples: [{ id: definitionExample.id, status: 'sending' }] },
+        404: NotFound,
+        409: atRiskResponse,
+        422: Invalid,
+      },
+    },
+  }, async (request, reply) => {
+    const r = await audienceWrite(app, request, (db) => sendCampaign(db, request.auth.accountId, request.params.id, clock.now()));
+    if (!r.sandbox) wakeRunner();
+    return reply.code(202).send(withSandbox(r));
+  });
+
+  const stateRoute = (
+    path: string,
+    operationId: string,
+    summary: string,
+    description: string,
+    run: (accountId: string, id: string) => (db: import('../../../db/pool.js').PoolClient) => Promise<{ id: string; status: CampaignStatus }>,
+    conflict = invalidStateResponse,
+  ) =>
+    app.post(`/api/v1/campaigns/:id/${path}`, {
+      schema: {
+        operationId,
+        summary,
+        description,
+        tags,
+        params: IdParam,
+        response: { 200: { ...StateChangeSchema, examples: [{ id: definitionExample.id, status: path === 'pause' ? 'paused' : path === 'resume' ? 'sending' : 'cancelled' }] }, 404: NotFound, 409: conflict },
+      },
+    }, async (request) => {
+      const r = await audienceWrite(app, request, async (db) => {
+        const c = await run(request.auth.accountId, request.params.id)(db);
+        return { id: c.id, status: c.status };
+      });
+      if (!r.sandbox) wakeRunner();
+      return withSandbox(r);
+    });
+
+  stateRoute('pause', 'pauseCampaign', 'Pause a sending campaign', 'sending → paused. Unsent messages are held at once (in-flight ones finish); the fan-out stops.',
+    (a, id) => (db) => pauseCampaign(db, a, id, clock.now()));
+  stateRoute('resume', 'resumeCampaign', 'Resume a paused campaign', 'paused → sending. Held messages are released, spaced by the throttle. 409 `account_at_risk` while health is at_risk and not acknowledged.',
+    (a, id) => (db) => resumeCampaign(db, a, id, clock.now()), atRiskResponse);
+  stateRoute('cancel', 'cancelCampaign', 'Cancel a campaign', 'draft, scheduled, sending or paused → cancelled. Unsent messages are removed and counted as `cancelled`.',
+    (a, id) => (db) => cancelCampaign(db, a, id, clock.now()));
+
+  app.post('/api/v1/campaigns/:id/test', {
+    // An unknown (or another account's) campaign is a 404 before the body is validated.
+    preValidation: async (request) => {
+      await requireCampaign(pool, request.auth.accountId, (request.params as { id: string }).id);
+    },
+    schema: {
+      operationId: 'sendCampaignTest',
+      summary: 'Send test copies of a campaign',
+      description:
+        'Rendered copies to up to 5 addresses with a sample subscriber (the first active member of the audience, else a stand-in), ' +
+        'subject prefixed `[Test]`. They are ordinary messages (quota, suppression apply), not part of the campaign\'s report. Any state.',
+      tags,
+      params: IdParam,
+      body: Type.Object({ to: Type.Array(Type.String({ minLength: 3, maxLength: 254 }), { minItems: 1, maxItems: TEST_SEND_MAX }) }, {
+        additionalProperties: false,
+        examples: [{ to: ['me@acme.com'] }],
+      }),
+      response: {
+        200: Type.Object(
+          {
+            sample: Type.Object({ id: Type.String(), email: Type.String() }),
+            data: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'Per address: the send result, or `{to, error: <problem>}`' }),
+            sandbox: SandboxFlag,
+          },
+          { examples: [{ sample: { id: 'sub_019a6f0c3b2e7d1a9c4b5e6f7a8b9c10', email: 'ada@example.com' }, data: [{ id: 'msg_019a6f0c3b2e7d1a9c4b5e6f7a8b9c40', status: 'queued', to: 'me@acme.com', subject: '[Test] What is new in November, Ada', sandbox: false }] }] },
+        ),
+        404: NotFound,
+      },
+    },
+  }, async (request) => {
+    const c = await requireCampaign(pool, request.auth.accountId, request.params.id);
+    const { to } = request.body as { to: string[] };
+    const ctx = { db: pool, config, links, accountId: request.auth.accountId, mode: request.auth.mode, monthlyQuota: request.auth.monthlyQuota, now: clock.now() };
+    const data: Record<string, unknown>[] = [];
+    let sample = { id: '', email: '' };
+    for (const address of to) {
+      try {
+        const r = await sendCampaignTest(ctx, c, [address]);
+        sample = r.sample;
+        data.push(...r.results);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        data.push({ to: address, error: problemBody(err.code, err.message, err.errors, err.extra) });
+      }
+    }
+    if (data.some((d) => d.sandbox === false)) {
+      notifySoon(pool, 'postline_messages');
+      notifySoon(pool, 'postline_events');
+    }
+    return { sample, data, ...(request.auth.mode === 'test' ? { sandbox: true } : {}) };
+  });
+
+  app.get('/api/v1/campaigns/:id/recipients', {
+    schema: {
+      operationId: 'listCampaignRecipients',
+      summary: 'List a campaign\'s recipients and their delivery status',
+      description: 'One row per message, in subscriber id order (`order`, `cursor` as elsewhere); filter by message `status`.',
+      tags,
+      params: IdParam,
+      querystring: Type.Intersect([
+        ListQuery,
+        Type.Object({ status: Type.Optional(Type.Union(['queued', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'held'].map((s) => Type.Literal(s)))) }),
+      ]),
+      response: { 200: { ...listResponse(RecipientSchema), examples: [{ data: [recipientExample], nextCursor: null }] }, 404: NotFound },
+    },
+  }, async (request) => {
+    const q = request.query as ListQuery & { status?: string };
+    const c = await requireCampaign(pool, request.auth.accountId, request.params.id);
+    const page = pageOf(q);
+    const rows = await selectRecipientPage(pool, request.auth.accountId, c.id, q.status ?? null, page);
+    const { data, nextCursor } = finishPage(rows, page, (r) => r.subscriber_id);
+    return { data: data.map(toRecipient), nextCursor };
+  });
+}

@@ -1,0 +1,185 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { simpleParser } from 'mailparser';
+import { ManualClock } from '../../src/clock.js';
+import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
+import { TrackingLinks } from '../../src/domain/tracking-links.js';
+import { RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
+import { api, campaignBody, seedList, type Json } from './helpers.js';
+
+const clock = new ManualClock('2026-11-20T10:00:00.000Z');
+const env = await startMailEnv({ clock });
+const { app, pool, acme, mx } = env;
+const live = api(app, acme.live);
+const links = new TrackingLinks(env.config);
+const runner = () => runCampaignStep({ pool, now: () => clock.now(), quotaOf: async () => null });
+const body = (listId: string, over: Record<string, unknown> = {}) => campaignBody(listId, { from: { email: 'news@acme.test', name: 'Acme' }, ...over });
+const at = (local: string) => `${local}@${RECIPIENT_DOMAIN}`;
+
+async function list(name: string): Promise<string> {
+  return (await live.post('/api/v1/lists', { name })).body.id;
+}
+async function subscriber(email: string, lists: string[], extra: Record<string, unknown> = {}): Promise<Json> {
+  const r = await live.post('/api/v1/subscribers', { email, ...(lists[0] ? { list: lists[0] } : {}), ...extra });
+  assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
+  for (const l of lists.slice(1)) await live.patch(`/api/v1/subscribers/${r.body.id}`, { addLists: [l] });
+  return r.body;
+}
+async function report(id: string): Promise<Json> {
+  const r = await live.get(`/api/v1/campaigns/${id}`);
+  assert.equal(r.status, 200);
+  return r.body;
+}
+async function sendAndFanOut(b: Record<string, unknown>): Promise<string> {
+  const c = (await live.post('/api/v1/campaigns', b)).body;
+  assert.ok(c.id, JSON.stringify(c));
+  assert.equal((await live.post(`/api/v1/campaigns/${c.id}/send`)).status, 202);
+  await runner();
+  return c.id;
+}
+const pathOf = (url: string) => new URL(url).pathname;
+
+test('fan-out: active members once each, minus excluded, skips counted by reason; content stored once and rendered per recipient at delivery', async () => {
+  const news = await list('News');
+  const promo = await list('Promo');
+  const excluded = await list('Excluded');
+  await subscriber(at('ada'), [news], { name: 'Ada', attributes: { plan: 'pro' } });
+  await subscriber(at('bob'), [news]);
+  await subscriber(at('cy'), [news], { status: 'unsubscribed' });
+  await subscriber(at('dee'), [news]);
+  await live.post('/api/v1/suppression', { email: at('dee'), reason: 'manual' });
+  await subscriber(at('eve'), [news, promo]);
+  await subscriber(at('fay'), [news, excluded]);
+  await subscriber(at('gus'), [promo]);
+  await subscriber(at('hal'), [promo]);
+  await live.post('/api/v1/suppression', { email: at('hal'), reason: 'hard_bounce' });
+  await subscriber(at('ivy'), [promo], { status: 'unconfirmed' });
+
+  const id = await sendAndFanOut(body(news, { audience: { lists: [news, promo], excludeLists: [excluded] }, tags: ['monthly'] }));
+  const { rows } = await pool.query(
+    'SELECT to_email, html, text, merge_data, subject, tags FROM messages WHERE campaign_id = $1 ORDER BY to_email',
+    [id],
+  );
+  assert.deepEqual(rows.map((r) => r.to_email), [at('ada'), at('bob'), at('eve'), at('gus')]);
+  assert.ok(rows.every((r) => r.html === null && r.text === null), 'no copy of the content per message');
+  assert.deepEqual(rows[0].merge_data.subscriber.attributes, { plan: 'pro' });
+  assert.equal(rows[0].subject, 'News for Ada');
+  assert.equal(rows[1].subject, 'News for you');
+  assert.deepEqual(rows[0].tags, ['monthly']);
+  let r = await report(id);
+  assert.deepEqual(r.counts.skipped, { suppressed: 1, unsubscribed: 1, bounced: 1, complained: 0, duplicate: 1 });
+  assert.equal(r.progress.recipients, 4);
+  assert.equal(r.progress.queued, 4);
+  assert.equal(r.counts.sent, 4);
+
+  assert.equal(await env.deliverAll(), 4);
+  assert.equal(mx.messages.length, 4);
+  const ada = mx.messages.find((m) => m.envelope.to.includes(at('ada')))!;
+  const parsed = await simpleParser(ada.raw);
+  const html = String(parsed.html);
+  assert.match(html, /Hi Ada \(ada@example\.net\), plan pro\. Cheers/);
+  assert.match(html, /\/u\//, 'unsubscribe footer');
+  assert.ok(!html.includes('https://acme.test/a"'), 'links are click-tracked');
+  assert.equal(parsed.subject, 'News for Ada');
+  assert.equal(parsed.headers.get('precedence'), 'bulk');
+  assert.match(ada.raw.toString(), new RegExp(`^List-Id: <${id}\\.campaigns\\.acme\\.test>`, 'mi'));
+  assert.match(ada.raw.toString(), /^Feedback-ID:\s+cmp_[0-9a-f]{32}:acc_[0-9a-f]{32}:campaign:postline/mi);
+  assert.match(ada.raw.toString(), /^List-Unsubscribe-Post: List-Unsubscribe=One-Click/m);
+  assert.ok((await env.verifyDkim(ada.raw)).every((v) => v.result === 'pass'));
+  const bob = String((await simpleParser(mx.messages.find((m) => m.envelope.to.includes(at('bob')))!.raw)).html);
+  assert.match(bob, /Hi there \(bob@example\.net\), plan free\./);
+
+  await runner();
+  r = await report(id);
+  assert.equal(r.status, 'sent');
+  assert.equal(r.counts.delivered, 4);
+  assert.equal(r.progress.remaining, 0);
+  assert.equal(r.progress.percent, 100);
+  assert.equal(r.progress.finishedAt, clock.now().toISOString());
+  assert.deepEqual(r.timeline, [{ hour: '2026-11-20T10:00:00.000Z', delivered: 4, opens: 0, clicks: 0, bounces: 0 }]);
+  assert.equal(r.rates.delivery, 1);
+
+  // engagement: opens, clicks, unsubscribes count toward the campaign
+  const msgs = (await live.get(`/api/v1/campaigns/${id}/recipients?order=asc`)).body.data as Json[];
+  assert.equal(msgs.length, 4);
+  assert.ok(msgs.every((m) => m.status === 'delivered'));
+  const adaMsg = msgs.find((m) => m.email === at('ada')).messageId;
+  const bobMsg = msgs.find((m) => m.email === at('bob')).messageId;
+  for (let i = 0; i < 2; i++) assert.equal((await app.inject({ url: pathOf(links.open(adaMsg, null)) })).statusCode, 200);
+  for (let i = 0; i < 2; i++) assert.equal((await app.inject({ url: pathOf(links.click(adaMsg, 'https://acme.test/a', null)) })).statusCode, 302);
+  await app.inject({ url: pathOf(links.click(adaMsg, 'https://acme.test/b', null)) });
+  await app.inject({ url: pathOf(links.click(bobMsg, 'https://acme.test/a', null)) });
+  assert.ok([200, 204].includes((await app.inject({ method: 'POST', url: pathOf(links.oneClick(bobMsg)), payload: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).statusCode));
+  r = await report(id);
+  assert.equal(r.counts.opens, 2);
+  assert.equal(r.counts.uniqueOpens, 1);
+  assert.equal(r.counts.clicks, 4);
+  assert.equal(r.counts.uniqueClicks, 2);
+  assert.equal(r.counts.unsubscribes, 1);
+  assert.deepEqual(r.topLinks, [{ url: 'https://acme.test/a', clicks: 3, uniqueClicks: 2 }, { url: 'https://acme.test/b', clicks: 1, uniqueClicks: 1 }]);
+  assert.equal(r.rates.open, 0.25);
+  assert.equal(r.rates.click, 0.5);
+  assert.equal(r.rates.clickToOpen, 2);
+  const opened = (await live.get(`/api/v1/campaigns/${id}/recipients?order=asc`)).body.data.find((m: Json) => m.email === at('ada'));
+  assert.ok(opened.openedAt && opened.clickedAt);
+
+  // events of campaign messages carry campaignId
+  const email = (await live.get(`/api/v1/emails/${adaMsg}`)).body;
+  assert.ok(email.events.length >= 4);
+  assert.ok(email.events.every((e: Json) => e.campaignId === id), JSON.stringify(email.events));
+  assert.equal((await live.get(`/api/v1/campaigns/${id}/recipients?status=queued`)).body.data.length, 0);
+});
+
+test('throttle spaces delivery; pause holds unsent messages at once; resume releases them', async () => {
+  mx.messages.length = 0;
+  const l = await seedList(app, pool, acme.live, acme.accountId, { count: 4, prefix: 'thr', domain: RECIPIENT_DOMAIN, name: 'Throttled' });
+  const id = await sendAndFanOut(body(l, { throttle: 60 }));
+  const { rows } = await pool.query('SELECT next_attempt_at FROM messages WHERE campaign_id = $1 ORDER BY next_attempt_at', [id]);
+  assert.deepEqual(rows.map((x) => x.next_attempt_at.getTime() - clock.now().getTime()), [0, 1000, 2000, 3000]);
+  assert.equal(await env.deliverAll(), 1);
+  assert.equal((await live.post(`/api/v1/campaigns/${id}/pause`)).body.status, 'paused');
+  clock.advance(10_000);
+  assert.equal(await env.deliverAll(), 0, 'nothing leaves while paused');
+  assert.equal((await live.get(`/api/v1/campaigns/${id}/recipients?status=held`)).body.data.length, 3);
+  assert.equal((await report(id)).pauseReason, 'paused by request');
+  assert.equal((await live.post(`/api/v1/campaigns/${id}/resume`)).body.status, 'sending');
+  assert.equal(await env.deliverAll(), 1, 'throttled again from the resume on');
+  clock.advance(2000);
+  assert.equal(await env.deliverAll(), 2);
+  await runner();
+  assert.equal((await report(id)).status, 'sent');
+  assert.equal(mx.messages.length, 4);
+});
+
+test('cancel removes unsent messages and counts them as cancelled', async () => {
+  const l = await seedList(app, pool, acme.live, acme.accountId, { count: 5, prefix: 'can', domain: RECIPIENT_DOMAIN, name: 'Cancelled' });
+  const id = await sendAndFanOut(body(l, { throttle: 60 }));
+  assert.equal(await env.deliverAll(), 1);
+  assert.equal((await live.post(`/api/v1/campaigns/${id}/cancel`)).body.status, 'cancelled');
+  clock.advance(60_000);
+  assert.equal(await env.deliverAll(), 0);
+  const r = await report(id);
+  assert.equal(r.counts.cancelled, 4);
+  assert.equal(r.counts.delivered, 1);
+  assert.equal(r.progress.remaining, 0);
+  assert.equal((await pool.query('SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1', [id])).rows[0].n, 1);
+});
+
+test('test send: rendered copies with a sample subscriber, not counted in the campaign', async () => {
+  mx.messages.length = 0;
+  const l = await list('Sample');
+  await subscriber(at('sam'), [l], { name: 'Sam', attributes: { plan: 'team' } });
+  const c = (await live.post('/api/v1/campaigns', body(l))).body;
+  const r = await live.post(`/api/v1/campaigns/${c.id}/test`, { to: [at('me'), 'bad address'] });
+  assert.equal(r.status, 200);
+  assert.equal(r.body.sample.email, at('sam'));
+  assert.equal(r.body.data[0].status, 'queued');
+  assert.equal(r.body.data[1].error.code, 'validation_failed');
+  assert.equal((await live.post(`/api/v1/campaigns/${c.id}/test`, { to: ['a@x.net', 'b@x.net', 'c@x.net', 'd@x.net', 'e@x.net', 'f@x.net'] })).status, 422);
+  await env.deliverAll();
+  const got = await simpleParser(mx.messages.find((m) => m.envelope.to.includes(at('me')))!.raw);
+  assert.equal(got.subject, '[Test] News for Sam');
+  assert.match(String(got.html), /Hi Sam \(sam@example\.net\), plan team/);
+  assert.equal((await report(c.id)).counts.sent, 0);
+  assert.equal((await report(c.id)).status, 'draft');
+});

@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ManualClock } from '../../src/clock.js';
+import { FANOUT_LEASE_MS, runFanOut } from '../../src/domain/campaigns/fanout.js';
+import { bootApp, createTestAccount } from '../helpers/app.js';
+import { createVerifiedDomain } from '../helpers/domains.js';
+import { api, campaignBody, seedList } from './helpers.js';
+
+const CHILD = fileURLToPath(new URL('./fanout-child.ts', import.meta.url));
+const SUBSCRIBERS = 3000;
+
+test('kill -9 in the middle of a fan-out: the next worker resumes at the checkpoint; every recipient gets exactly one message', { timeout: 120_000 }, async () => {
+  const t = await bootApp();
+  const { app, pool, config, dbUrl } = t;
+  const acme = await createTestAccount(pool);
+  await createVerifiedDomain(pool, acme.accountId, 'acme.test', config.secret);
+  const listId = await seedList(app, pool, acme.live, acme.accountId, { count: SUBSCRIBERS, domain: 'example.net' });
+  // Every 10th subscriber suppressed: skips must be counted once too.
+  await pool.query(
+    `INSERT INTO suppressions (id, account_id, email, email_key, reason, created_at)
+     SELECT 'sup_' || replace(gen_random_uuid()::text, '-', ''), account_id, email, email_key, 'manual', now()
+       FROM subscribers WHERE account_id = $1 AND (regexp_replace(email, '\\D', '', 'g'))::int % 10 = 0`,
+    [acme.accountId],
+  );
+  const live = api(app, acme.live);
+  const c = (await live.post('/api/v1/campaigns', campaignBody(listId))).body;
+  assert.equal((await live.post(`/api/v1/campaigns/${c.id}/send`)).status, 202);
+
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, DATABASE_URL: dbUrl, FANOUT_BATCH: '20' } });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      if ((out.match(/^batch /gm) ?? []).length >= 8) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`child exited (${code}) before being killed:\n${out}`)));
+  });
+  child.kill('SIGKILL');
+  await new Promise((r) => child.once('exit', r));
+
+  const mid = await pool.query('SELECT queued, last_subscriber_id, fanout_done, locked_by FROM campaigns WHERE id = $1', [c.id]);
+  assert.equal(mid.rows[0].fanout_done, false, 'killed mid-fan-out');
+  assert.ok(mid.rows[0].queued > 0 && mid.rows[0].queued < 2700, `some but not all queued (${mid.rows[0].queued})`);
+  assert.ok(mid.rows[0].locked_by, 'the dead worker still holds the lease');
+
+  // Another worker cannot take over before the lease expires, and resumes once it has.
+  const later = new ManualClock(new Date(Date.now() + 1000));
+  assert.equal(await runFanOut({ pool, now: () => later.now(), quotaOf: async () => null }), null);
+  later.advance(FANOUT_LEASE_MS);
+  const resumed = await runFanOut({ pool, now: () => later.now(), quotaOf: async () => null, batchSize: 50 });
+  assert.ok(resumed! > 0);
+
+  const { rows } = await pool.query(
+    `SELECT count(*)::int AS messages, count(DISTINCT subscriber_id)::int AS subscribers, count(DISTINCT lower(to_email))::int AS addresses
+       FROM messages WHERE campaign_id = $1`,
+    [c.id],
+  );
+  assert.deepEqual(rows[0], { messages: 2700, subscribers: 2700, addresses: 2700 });
+  const missing = await pool.query(
+    `SELECT count(*)::int AS n FROM subscribers s
+      WHERE s.account_id = $1 AND NOT EXISTS (SELECT 1 FROM suppressions p WHERE p.email_key = s.email_key)
+        AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = $2 AND m.subscriber_id = s.id)`,
+    [acme.accountId, c.id],
+  );
+  assert.equal(missing.rows[0].n, 0, 'no recipient skipped');
+  const report = (await live.get(`/api/v1/campaigns/${c.id}`)).body;
+  assert.equal(report.progress.queued, 2700);
+  assert.equal(report.progress.recipients, 2700);
+  assert.equal(report.counts.sent, 2700, 'one sent event per message');
+  assert.equal(report.counts.skipped.suppressed, 300);
+});
