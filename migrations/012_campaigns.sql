@@ -30,7 +30,7 @@ CREATE TABLE campaigns (
   locked_by          text,
   locked_until       timestamptz,
   -- progress, written with each batch
-  audience_size      integer,                          -- counted when the fan-out starts
+  audience_size      integer,                          -- counted when the campaign is sent
   queued             integer NOT NULL DEFAULT 0,       -- messages written
   cancelled          integer NOT NULL DEFAULT 0,       -- unsent messages removed by cancel
   skipped_suppressed   integer NOT NULL DEFAULT 0,

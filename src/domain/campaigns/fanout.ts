@@ -3,16 +3,15 @@ import { hostname } from 'node:os';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { notifySoon } from '../../db/notify.js';
-import { lockCampaign, type CampaignRow } from '../../db/queries/campaigns/campaigns.js';
+import { lockCampaign } from '../../db/queries/campaigns/campaigns.js';
 import {
-  advanceFanOut, claimFanOut, countAudience, insertCampaignMessages, selectRecipientBatch, setAudienceSize,
-  type AudienceFilter, type CampaignMessage, type RecipientCandidate,
+  advanceFanOut, claimFanOut, insertCampaignMessages, selectRecipientBatch,
+  type CampaignMessage, type RecipientCandidate,
 } from '../../db/queries/campaigns/fanout.js';
-import { selectSegment } from '../../db/queries/segments.js';
 import { newId } from '../../ids.js';
 import { compileTemplate, renderTemplate, type Template } from '../../templates/index.js';
-import { parseSegmentDefinition, SqlParams, compileSegment } from '../segment-sql.js';
 import { monthOf } from '../sending.js';
+import { audienceFilter, countRecipients } from './audience.js';
 import { pauseLocked, throttleInterval } from './lifecycle.js';
 
 /**
@@ -52,23 +51,6 @@ export function skipReason(c: Pick<RecipientCandidate, 'status' | 'suppression'>
   return null;
 }
 
-/** The audience as SQL over `subscribers s`: in a list, not in an excluded list, in the segment. */
-export async function audienceFilter(db: Queryable, c: Pick<CampaignRow, 'account_id' | 'audience'>, now: Date): Promise<AudienceFilter> {
-  const p = new SqlParams([c.account_id]);
-  const parts = [
-    `EXISTS (SELECT 1 FROM subscriber_lists sl WHERE sl.subscriber_id = s.id AND sl.list_id = ANY(${p.add(c.audience.lists, 'text[]')}))`,
-  ];
-  if (c.audience.excludeLists && c.audience.excludeLists.length > 0) {
-    parts.push(`NOT EXISTS (SELECT 1 FROM subscriber_lists sx WHERE sx.subscriber_id = s.id AND sx.list_id = ANY(${p.add(c.audience.excludeLists, 'text[]')}))`);
-  }
-  if (c.audience.segment) {
-    const seg = await selectSegment(db, c.account_id, c.audience.segment);
-    // A segment deleted after the send matches nobody rather than everybody.
-    parts.push(seg ? compileSegment(parseSegmentDefinition({ match: seg.match, conditions: seg.conditions }), p, now) : 'FALSE');
-  }
-  return { where: parts.join(' AND '), params: p.values };
-}
-
 const workerIdOf = () => `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
 /**
@@ -80,10 +62,7 @@ export async function runFanOut(deps: FanOutDeps): Promise<number | null> {
   const workerId = deps.workerId ?? workerIdOf();
   const claimed = await claimFanOut(deps.pool, workerId, deps.now(), FANOUT_LEASE_MS);
   if (!claimed) return null;
-  if (claimed.audience_size === null) {
-    const size = await countAudience(deps.pool, await audienceFilter(deps.pool, claimed, deps.now()));
-    await setAudienceSize(deps.pool, claimed.id, size.eligible);
-  }
+  if (claimed.audience_size === null) await countRecipients(deps.pool, claimed, deps.now());
   const subject = compileTemplate(claimed.subject ?? '');
   let written = 0;
   for (;;) {

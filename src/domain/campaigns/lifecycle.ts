@@ -8,6 +8,7 @@ import {
 import { AppError, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { assertCampaignSendingAllowed } from '../stats/health.js';
+import { countRecipients } from './audience.js';
 import { checkDefinition, definitionRow, toDefinition, type CampaignDefinition, type CampaignInput } from './definition.js';
 
 /**
@@ -89,6 +90,7 @@ export async function sendCampaign(db: Queryable, accountId: string, id: string,
   const { domain, content } = await checkDefinition(db, accountId, definitionOfRow(row), now);
   const status = row.scheduled_at && row.scheduled_at.getTime() > now.getTime() ? 'scheduled' : 'sending';
   await markCampaignSending(db, row.id, { status, domainId: domain.id, ...content.sources }, now);
+  await countRecipients(db, row, now);
   return { id: row.id, status };
 }
 

@@ -3,7 +3,7 @@ import type { CampaignRow } from '../../db/queries/campaigns/campaigns.js';
 import { selectRecipientBatch } from '../../db/queries/campaigns/fanout.js';
 import { sendEmail, type SendContext, type SendResult } from '../sending.js';
 import { SAMPLE_SUBSCRIBER } from './definition.js';
-import { audienceFilter } from './fanout.js';
+import { audienceFilter } from './audience.js';
 
 export const TEST_SEND_MAX = 5;
 

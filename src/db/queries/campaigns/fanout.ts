@@ -82,7 +82,7 @@ export async function selectRecipientBatch(db: Queryable, f: AudienceFilter, lis
 }
 
 // How many messages the audience will get (active, not suppressed) and how many it has in all,
-// counted once when the fan-out starts, for progress and ETA.
+// counted once when the campaign is sent, for progress and ETA.
 export async function countAudience(db: Queryable, f: AudienceFilter): Promise<{ total: number; eligible: number }> {
   const { rows } = await db.query<{ total: number; eligible: number }>(
     `SELECT count(*)::int AS total, (count(*) FILTER (WHERE s.status = 'active' AND sp.reason IS NULL))::int AS eligible

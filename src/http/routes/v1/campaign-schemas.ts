@@ -166,7 +166,7 @@ export const exampleRates = { delivery: 0.99, open: 0.431, click: 0.1103, clickT
 export const CampaignReportSchema = Type.Object({
   ...definitionProps,
   progress: Type.Object({
-    recipients: Type.Integer({ description: 'Messages the campaign sends: counted when the fan-out starts, exact once it ends' }),
+    recipients: Type.Integer({ description: 'Messages the campaign sends: counted when the campaign is sent, exact once the fan-out ends' }),
     queued: Type.Integer({ description: 'Messages written so far' }),
     remaining: Type.Integer({ description: 'Recipients not yet delivered, bounced or cancelled' }),
     percent: Type.Number(),
