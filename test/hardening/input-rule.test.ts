@@ -1,13 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootApp, createTestAccount } from '../helpers/app.js';
+import { createVerifiedDomain } from '../helpers/domains.js';
 
 /**
  * One input rule for every route (issue 11, items 2–4): NUL, unpaired surrogates, bytes that
  * are not UTF-8 and too-deep JSON are refused with a 4xx and a stable code wherever they come
  * in. The operations come from the OpenAPI document, so a route added later is covered too.
  */
-const { app, pool } = await bootApp();
+const { app, pool, config } = await bootApp();
 const acct = await createTestAccount(pool);
 const json = { ...acct.live, 'content-type': 'application/json' };
 
@@ -70,7 +71,10 @@ test('input rule: limit=1e309, Infinity, -1, 0, 501 and 2.5 are a 422 on every c
   assert.ok(collections.length >= 9, `${collections.length} collection routes`);
   const hook = (await app.inject({ method: 'POST', url: '/api/v1/hooks', headers: json, payload: { url: 'http://127.0.0.1:9/h', events: ['open'] } })).json();
   const segment = (await app.inject({ method: 'POST', url: '/api/v1/segments', headers: json, payload: { name: 's', match: 'all', conditions: [{ field: 'email', op: 'contains', value: 'a' }] } })).json();
-  const idOf: Record<string, string> = { hooks: hook.id, segments: segment.id };
+  await createVerifiedDomain(pool, acct.accountId, 'input-rule.test', config.secret);
+  const list = (await app.inject({ method: 'POST', url: '/api/v1/lists', headers: json, payload: { name: 'l' } })).json();
+  const campaign = (await app.inject({ method: 'POST', url: '/api/v1/campaigns', headers: json, payload: { name: 'c', subject: 's', from: { email: 'a@input-rule.test' }, text: 't', audience: { lists: [list.id] } } })).json();
+  const idOf: Record<string, string> = { hooks: hook.id, segments: segment.id, campaigns: campaign.id };
   for (const o of collections) {
     const resource = o.path.split('/')[3];
     assert.ok(!o.path.includes('{') || idOf[resource], `no ${resource} to page through: add one to this test`);
