@@ -100,6 +100,7 @@ export async function readReturnedMail(input: Buffer | string): Promise<Returned
   };
   const original = await originalOf(ctx);
   ctx.exclude.push(...(original.from ? [original.from] : []));
+  ctx.originalTo = original.to;
   const base = { reportingMta: null, originalMessageId: original.messageId, originalFrom: original.from, subject, recipients: [] };
 
   // Complaints first: an ARF report is never a bounce, whatever its subject.
@@ -138,6 +139,8 @@ interface Context {
   parts: { type: string; content: Buffer; partId: string }[];
   exclude: string[];
   failedHeader: string[];
+  /** First To of the returned original: the failed address when the report names none. */
+  originalTo?: string | null;
 }
 
 function addressesOf(value: ParsedMail['to'] | ParsedMail['from']): string[] {
@@ -185,7 +188,7 @@ function readDeliveryStatus(statusText: string, ctx: Context, signals: MailSigna
     const originalRecipient = bareAddress(field(block, 'original-recipient'));
     let email = bareAddress(field(block, 'final-recipient')) ?? bareAddress(field(block, 'x-actual-recipient')) ?? originalRecipient;
     // Without Final-Recipient: the address the text or X-Failed-Recipients names, in order.
-    email ??= ctx.failedHeader[i] ?? textFor()[i]?.email ?? null;
+    email ??= ctx.failedHeader[i] ?? textFor()[i]?.email ?? (blocks.length === 1 ? ctx.originalTo : null) ?? null;
     if (!email || !email.includes('@')) return;
     let action = field(block, 'action')?.toLowerCase().split(/[\s(;]/)[0] ?? null;
     const statusField = field(block, 'status');
@@ -230,7 +233,9 @@ function kindOfDsn(recipients: BouncedRecipient[]): ReturnedMailKind {
 
 function textRecipients(ctx: Context, signals: MailSignals): BouncedRecipient[] {
   const { report } = reportSection(ctx.text || ctx.rawBody);
-  const found = readTextRecipients(report, { exclude: ctx.exclude, known: ctx.failedHeader });
+  let found = readTextRecipients(report, { exclude: ctx.exclude, known: ctx.failedHeader });
+  // A report that names no address (display names only): the returned original's To.
+  if (found.length === 0 && ctx.originalTo) found = readTextRecipients(`${ctx.originalTo}\n${report}`, { exclude: ctx.exclude, known: [ctx.originalTo] });
   const action = signals.delayed ? 'delayed' : 'failed';
   return found.map((t) => {
     // The reply line decides when it is telling; else everything said about the address, then the subject.
@@ -252,19 +257,21 @@ function reportingMtaOf(text: string): string | null {
 }
 
 /** The returned original: its part if attached, else headers quoted in the text, else In-Reply-To. */
-async function originalOf(ctx: Context): Promise<{ messageId: string | null; from: string | null }> {
+async function originalOf(ctx: Context): Promise<{ messageId: string | null; from: string | null; to: string | null }> {
   const part = ctx.parts.find((p) => ORIGINAL_MESSAGE_TYPES.includes(p.type));
   if (part) {
     const h = await readOriginalHeaders(part.content);
-    if (h.messageId || h.from) return { messageId: h.messageId, from: h.from };
+    if (h.messageId || h.from) return { messageId: h.messageId, from: h.from, to: h.to };
   }
   const { returned } = reportSection(ctx.text || ctx.rawBody);
   const quoted = /^[ \t>]*Message-I[Dd][ \t]*:[ \t]*\r?\n?[ \t]*(<[^<>\s]+>|[^\s<>]+@[^\s<>]+)/m;
   const id = quoted.exec(returned) ?? quoted.exec(ctx.text) ?? quoted.exec(ctx.rawBody);
   const fromLine = /^[ \t>]*From:[^\n]*?<?([^\s<>"]+@[^\s<>"]+?)>?\s*$/m.exec(returned);
+  const toLine = /^[ \t>]*To:[^\n]*?<?([^\s<>",]+@[^\s<>",]+?)>?\s*$/m.exec(returned);
   return {
     messageId: normalizeMessageId(id?.[1]) ?? normalizeMessageId(headerString(ctx.headers.get('in-reply-to'))),
     from: fromLine ? fromLine[1] : null,
+    to: toLine ? toLine[1] : null,
   };
 }
 

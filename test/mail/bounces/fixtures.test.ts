@@ -33,6 +33,8 @@ const cases = [
   bounce('bounces/exchange2003-ndr.eml', msgId(217), ['former.employee@corp.example.com', 'user_unknown', true]),
   // HTML only; the failed mailbox is called "nobody", a name the reader must not take for a daemon.
   bounce('bounces/exchange2007-html.eml', null, ['nobody@contoso-mail.example', 'user_unknown', true]),
+  // The report names the recipient by display name only: the returned original's To says who.
+  bounce('bounces/exchange2003-display-name.eml', '<abc@example.com>', ['jane.smith@fabrikam-corp.example', 'user_unknown', true]),
   bounce('bounces/exchange2010-text.eml', msgId(218), ['quota.queen@corp.example.org', 'mailbox_full', false]),
   bounce('bounces/postfix-dsn-spam.eml', msgId(219), ['lena@receiver.example.net', 'spam_detected', false]),
   bounce('bounces/postfix-dsn-mailbox-full.eml', msgId(220), ['max.quota@receiver.example.net', 'mailbox_full', false]),
