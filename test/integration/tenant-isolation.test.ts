@@ -30,6 +30,10 @@ const email = await create('/api/v1/emails', { to: 'x@example.net', from: { emai
 const importJob = await create('/api/v1/subscribers/import', { list: list.id, subscribers: [{ email: 'imported@a-corp.test' }] });
 await create('/api/v1/suppression', { email: 'blocked@a-corp.test', reason: 'manual' });
 const campaign = await create('/api/v1/campaigns', { name: 'A campaign', subject: 'A news', from: { email: 'news@a-corp.test' }, html: '<p>A</p>', audience: { lists: [list.id] } });
+const automation = await create('/api/v1/automations', {
+  name: 'A welcome series', trigger: { event: 'signup' },
+  steps: [{ type: 'wait', duration: '1d' }, { type: 'send', templateId: template.id, from: { email: 'hi@a-corp.test' } }],
+});
 
 const idFor: Record<string, string> = {
   domains: domain.id,
@@ -42,6 +46,7 @@ const idFor: Record<string, string> = {
   captured: email.id as string,
   imports: importJob.id as string,
   campaigns: campaign.id as string,
+  automations: automation.id as string,
 };
 
 test('tenant isolation: every route with a resource id answers 404 to another account', async () => {
@@ -67,7 +72,7 @@ test('tenant isolation: every route with a resource id answers 404 to another ac
 });
 
 test("tenant isolation: B's lists never show A's data, and the suppression list is per account", async () => {
-  for (const url of ['/api/v1/templates', '/api/v1/domains', '/api/v1/hooks', '/api/v1/lists', '/api/v1/subscribers', '/api/v1/segments', '/api/v1/emails', '/api/v1/captured', '/api/v1/imports', '/api/v1/suppression', '/api/v1/templates/folders', '/api/v1/campaigns']) {
+  for (const url of ['/api/v1/templates', '/api/v1/domains', '/api/v1/hooks', '/api/v1/lists', '/api/v1/subscribers', '/api/v1/segments', '/api/v1/emails', '/api/v1/captured', '/api/v1/imports', '/api/v1/suppression', '/api/v1/templates/folders', '/api/v1/campaigns', '/api/v1/automations']) {
     const res = await app.inject({ url, headers: b.live });
     assert.equal(res.statusCode, 200, url);
     const body = res.body;

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { campaignRoutes } from './campaigns.js';
+import { automationRoutes } from './automations/index.js';
 import { importRoutes } from './imports.js';
 import { listRoutes } from './lists.js';
 import { segmentRoutes } from './segments.js';
@@ -30,4 +31,5 @@ export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(segmentRoutes);
   await app.register(campaignRoutes);
   await app.register(statsRoutes);
+  await app.register(automationRoutes);
 }

@@ -1,0 +1,7 @@
+import type { FastifyInstance } from 'fastify';
+import { automationDefinitionRoutes } from './definitions.js';
+
+/** /api/v1/automations: definitions, the trigger, runs. */
+export async function automationRoutes(app: FastifyInstance): Promise<void> {
+  await app.register(automationDefinitionRoutes);
+}
