@@ -1,8 +1,6 @@
 -- Event-driven automations (docs/automations.md, docs/decisions/0014-automation-runs.md).
 
--- A definition. steps is the validated step tree (src/domain/automations/definition.ts);
--- the counters are maintained in the transactions that start and finish runs, so GET
--- /automations/{id} reads them without counting runs.
+-- A definition. steps is the validated step tree (src/domain/automations/definition.ts).
 CREATE TABLE automations (
   id             text PRIMARY KEY,                  -- aut_…, time-ordered: the keyset cursor
   account_id     text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -12,10 +10,6 @@ CREATE TABLE automations (
   trigger_filter jsonb,                             -- a rule {match, conditions} or NULL
   steps          jsonb NOT NULL,
   reentry        text NOT NULL CHECK (reentry IN ('never', 'after_exit', 'always')),
-  runs_started   bigint NOT NULL DEFAULT 0,
-  runs_completed bigint NOT NULL DEFAULT 0,
-  runs_exited    bigint NOT NULL DEFAULT 0,
-  runs_failed    bigint NOT NULL DEFAULT 0,
   created_at     timestamptz NOT NULL,
   updated_at     timestamptz NOT NULL
 );
@@ -23,13 +17,27 @@ CREATE INDEX automations_account ON automations (account_id, id);
 -- A trigger looks up the account's active automations for one event name.
 CREATE INDEX automations_trigger ON automations (account_id, trigger_event) WHERE status = 'active';
 
+-- Run counters, maintained in the transactions that start and finish runs, so GET
+-- /automations/{id} reads them without counting runs. Striped: each transaction adds to one
+-- of 8 rows picked at random, so concurrent triggers of one automation do not queue on one
+-- row lock until commit; reads sum the stripes.
+CREATE TABLE automation_counters (
+  automation_id text NOT NULL REFERENCES automations(id) ON DELETE CASCADE,
+  slot          smallint NOT NULL,
+  started       bigint NOT NULL DEFAULT 0,
+  completed     bigint NOT NULL DEFAULT 0,
+  exited        bigint NOT NULL DEFAULT 0,
+  failed        bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (automation_id, slot)
+);
+
 -- A run: one address going through one automation. The row is also the run's job: due_at is
 -- when the engine must look at it next (now for a run with steps to perform, the wake-up time
 -- of a wait), NULL once it is finished. The engine claims due rows with FOR UPDATE SKIP
 -- LOCKED and performs their steps in the same transaction, so a worker killed mid-step rolls
 -- back and the run is claimed again, from the same position, by the next worker.
--- position is the path of the next step to perform ("2", "3.then.0"); it has already moved
--- past a wait the run is in.
+-- position is the path of the step the run is at ("2", "3.then.0"): the next to perform, or
+-- the wait it is in (status 'waiting').
 CREATE TABLE automation_runs (
   id            text PRIMARY KEY,                   -- run_…
   account_id    text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,

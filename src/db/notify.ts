@@ -11,7 +11,7 @@ import { inSandbox } from './sandbox.js';
  */
 const state = new WeakMap<Pool, Map<string, 'idle' | 'sending' | 'again'>>();
 
-export function notifySoon(pool: Pool, channel: 'postline_messages' | 'postline_events' | 'postline_campaigns'): void {
+export function notifySoon(pool: Pool, channel: 'postline_messages' | 'postline_events' | 'postline_campaigns' | 'postline_automations'): void {
   if (inSandbox()) return; // a test-key request committed nothing to wake anyone for
   let channels = state.get(pool);
   if (!channels) state.set(pool, (channels = new Map()));

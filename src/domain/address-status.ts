@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/pool.js';
+import { exitRunsOnUnsubscribe, fireBuiltInEvent } from './automations/trigger.js';
 import { applySuppressionToSubscribers, reactivateSubscribers } from './subscribers.js';
 import { suppress, suppressMany, unsuppress, type SuppressionEntry, type SuppressionReason } from './suppression.js';
 
@@ -18,6 +19,7 @@ export async function suppressAddress(
 ): Promise<{ entry: SuppressionEntry; created: boolean }> {
   const result = await suppress(db, accountId, email, reason, { now: at, detail, bounceReason });
   await applySuppressionToSubscribers(db, accountId, email, reason, at);
+  await leaveAutomations(db, accountId, email, reason, at);
   return result;
 }
 
@@ -45,6 +47,17 @@ export async function suppressManyAddresses(
     if (reason === 'unsubscribe' || reason === 'complaint' || reason === 'hard_bounce') {
       await applySuppressionToSubscribers(db, accountId, e.email, reason, at);
     }
+    await leaveAutomations(db, accountId, e.email, reason, at);
   }
   return result;
+}
+
+/**
+ * An unsubscribe or complaint ends the address's automation runs; an unsubscribe also fires
+ * the built-in subscriber.unsubscribed event (docs/automations.md).
+ */
+async function leaveAutomations(db: Queryable, accountId: string, email: string, reason: SuppressionReason, at: Date): Promise<void> {
+  if (reason !== 'unsubscribe' && reason !== 'complaint') return;
+  await exitRunsOnUnsubscribe(db, accountId, email, reason, at);
+  if (reason === 'unsubscribe') await fireBuiltInEvent(db, accountId, 'subscriber.unsubscribed', email, { reason: 'unsubscribe' }, at);
 }

@@ -10,6 +10,7 @@ import { AppError, notFound, type FieldError } from '../errors.js';
 import { hasPrefix, newId } from '../ids.js';
 import { emailKey, parseEmailAddress } from './email-address.js';
 import { requireLists } from './lists.js';
+import { exitRunsOnUnsubscribe, fireBuiltInEvent } from './automations/trigger.js';
 
 /**
  * Subscribers: one per address and account (matched case-insensitively, DESIGN.md §4), in any
@@ -150,7 +151,11 @@ export async function upsertSubscriber(
   }], { newStatus: doubleOptIn.size > 0 ? 'unconfirmed' : 'active', now });
   await insertMemberships(db, accountId, [row.id], listIds, now);
   await insertConfirmations(db, accountId, [row.id], [...doubleOptIn], now);
-  return { subscriber: toSubscriber((await selectSubscriberById(db, accountId, row.id))!), created: row.inserted };
+  const subscriber = toSubscriber((await selectSubscriberById(db, accountId, row.id))!);
+  if (row.inserted) {
+    await fireBuiltInEvent(db, accountId, 'subscriber.created', subscriber.email, { subscriberId: subscriber.id, lists: subscriber.lists, status: subscriber.status }, now);
+  }
+  return { subscriber, created: row.inserted };
 }
 
 /** A subscriber by id (`sub_…`) or by address (any case). */
@@ -210,7 +215,12 @@ export async function updateSubscriber(
   await deleteMemberships(db, accountId, row.id, remove);
   await insertMemberships(db, accountId, [row.id], add, now);
   await insertConfirmations(db, accountId, [row.id], [...doubleOptIn], now);
-  return toSubscriber((await selectSubscriberById(db, accountId, row.id))!);
+  const updated = toSubscriber((await selectSubscriberById(db, accountId, row.id))!);
+  if (changes.status === 'unsubscribed' && row.status !== 'unsubscribed') {
+    await exitRunsOnUnsubscribe(db, accountId, updated.email, 'unsubscribe', now);
+    await fireBuiltInEvent(db, accountId, 'subscriber.unsubscribed', updated.email, { subscriberId: updated.id, reason: 'status' }, now);
+  }
+  return updated;
 }
 
 export async function deleteSubscriber(db: Queryable, accountId: string, idOrEmail: string): Promise<void> {

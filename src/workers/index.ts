@@ -8,6 +8,7 @@ import { runPendingImports } from '../domain/imports.js';
 import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from './delivery.js';
 import { Notifications } from './notifications.js';
 import { startWebhookDispatcher } from './webhooks.js';
+import { startAutomationLoops } from './automations.js';
 import { sendConfirmationMails } from '../domain/confirmation-mail.js';
 import { TrackingLinks } from '../domain/tracking-links.js';
 import { withTransaction } from '../db/pool.js';
@@ -52,6 +53,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     campaignLoop,
     webhooks,
     startLoop('confirmation-mails', 2_000, () => runConfirmationMails(deps, links), onError),
+    ...startAutomationLoops(deps, notifications, onError),
   ];
   await notifications.start();
   return {

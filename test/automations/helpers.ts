@@ -23,3 +23,24 @@ export async function makeAutomation(api: ReturnType<typeof client>, body: Recor
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body;
 }
+
+import { runDueAutomations } from '../../src/domain/automations/engine.js';
+import { handleAutomationEvents } from '../../src/domain/automations/events.js';
+import { TrackingLinks } from '../../src/domain/tracking-links.js';
+import type { Clock } from '../../src/clock.js';
+
+/** Runs the engine and the event handler until nothing is due: what the worker loops do. */
+export function engineOf(pool: Pool, config: Config, clock: Clock) {
+  const deps = { pool, config, links: new TrackingLinks(config), now: () => clock.now() };
+  return async function drain(): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      const a = await runDueAutomations(deps);
+      const b = await handleAutomationEvents(pool, deps.now);
+      if (a === 0 && b === 0) return;
+    }
+    throw new Error('automations did not settle');
+  };
+}
+
+export const HOUR = 3_600_000;
+export const DAY = 24 * HOUR;

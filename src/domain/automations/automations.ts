@@ -3,7 +3,8 @@ import { keyset } from '../../db/pagination.js';
 import type { Queryable } from '../../db/pool.js';
 import {
   deleteAutomation as deleteRow, existingListIds, existingTemplateIds, insertAutomation, selectAutomation, selectAutomationPage,
-  selectStepStats, updateAutomation as updateRow, type AutomationPatch, type AutomationRow, type StepStatsRow,
+  selectRunCounters, selectStepStats, updateAutomation as updateRow, type AutomationPatch, type AutomationRow, type RunCountersRow,
+  type StepStatsRow,
 } from '../../db/queries/automations/definitions.js';
 import { invalid, notFound, type FieldError } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -45,7 +46,9 @@ export interface AutomationInput {
   reentry?: unknown;
 }
 
-export function toAutomation(r: AutomationRow, stats: StepStatsRow[]): Automation {
+const NO_RUNS: RunCountersRow = { started: 0, completed: 0, exited: 0, failed: 0 };
+
+export function toAutomation(r: AutomationRow, runs: RunCountersRow, stats: StepStatsRow[]): Automation {
   const steps = r.steps as Step[];
   const byPath = new Map(stats.map((s) => [s.path, s]));
   return {
@@ -56,11 +59,11 @@ export function toAutomation(r: AutomationRow, stats: StepStatsRow[]): Automatio
     steps,
     reentry: r.reentry,
     counters: {
-      runsStarted: r.runs_started,
-      runsCompleted: r.runs_completed,
-      runsExited: r.runs_exited,
-      runsFailed: r.runs_failed,
-      runsInProgress: r.runs_started - r.runs_completed - r.runs_exited - r.runs_failed,
+      runsStarted: runs.started,
+      runsCompleted: runs.completed,
+      runsExited: runs.exited,
+      runsFailed: runs.failed,
+      runsInProgress: runs.started - runs.completed - runs.exited - runs.failed,
       sends: sendPositions(steps).map((p) => {
         const s = byPath.get(formatPosition(p));
         return { step: describePosition(p), sent: s?.sent ?? 0, skipped: s?.skipped ?? 0, delivered: s?.delivered ?? 0, opened: s?.opened ?? 0, clicked: s?.clicked ?? 0 };
@@ -144,21 +147,23 @@ export async function createAutomation(db: Queryable, accountId: string, input: 
     updated_at: now,
   };
   await insertAutomation(db, row);
-  return toAutomation({ ...row, runs_started: 0, runs_completed: 0, runs_exited: 0, runs_failed: 0 }, []);
+  return toAutomation(row, NO_RUNS, []);
 }
 
 export async function getAutomation(db: Queryable, accountId: string, id: string): Promise<Automation> {
   const row = await selectAutomation(db, accountId, id);
   if (!row) throw notFound(`automation ${id}`);
-  return toAutomation(row, (await selectStepStats(db, [row.id])).get(row.id) ?? []);
+  const runs = (await selectRunCounters(db, [row.id])).get(row.id) ?? NO_RUNS;
+  return toAutomation(row, runs, (await selectStepStats(db, [row.id])).get(row.id) ?? []);
 }
 
 /** limit + 1 automations from the page's position; the HTTP layer trims and makes the cursor. */
 export async function listAutomations(db: Queryable, accountId: string, page: Page): Promise<Automation[]> {
   const k = keyset(page, 'id', 2);
   const rows = await selectAutomationPage(db, accountId, { ...k, limit: page.limit });
-  const stats = await selectStepStats(db, rows.map((r) => r.id));
-  return rows.map((r) => toAutomation(r, stats.get(r.id) ?? []));
+  const ids = rows.map((r) => r.id);
+  const [runs, stats] = [await selectRunCounters(db, ids), await selectStepStats(db, ids)];
+  return rows.map((r) => toAutomation(r, runs.get(r.id) ?? NO_RUNS, stats.get(r.id) ?? []));
 }
 
 /**

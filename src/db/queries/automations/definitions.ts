@@ -9,10 +9,6 @@ export interface AutomationRow {
   trigger_filter: unknown;
   steps: unknown;
   reentry: 'never' | 'after_exit' | 'always';
-  runs_started: number;
-  runs_completed: number;
-  runs_exited: number;
-  runs_failed: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -26,8 +22,15 @@ export interface StepStatsRow {
   clicked: number;
 }
 
-export async function insertAutomation(db: Queryable, r: Omit<AutomationRow, 'runs_started' | 'runs_completed' | 'runs_exited' | 'runs_failed'>): Promise<void> {
-  // Plain insert; the counters start at their defaults.
+export interface RunCountersRow {
+  started: number;
+  completed: number;
+  exited: number;
+  failed: number;
+}
+
+export async function insertAutomation(db: Queryable, r: AutomationRow): Promise<void> {
+  // Plain insert; counters get rows as runs start.
   await db.query(
     `INSERT INTO automations (id, account_id, name, status, trigger_event, trigger_filter, steps, reentry, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
@@ -91,6 +94,85 @@ export async function selectStepStats(db: Queryable, automationIds: string[]): P
   const out = new Map<string, StepStatsRow[]>();
   for (const r of rows) out.set(r.automation_id, [...(out.get(r.automation_id) ?? []), r]);
   return out;
+}
+
+// The run counters of automations: the sum of their stripes.
+export async function selectRunCounters(db: Queryable, automationIds: string[]): Promise<Map<string, RunCountersRow>> {
+  const { rows } = await db.query<RunCountersRow & { automation_id: string }>(
+    `SELECT automation_id, sum(started)::bigint AS started, sum(completed)::bigint AS completed,
+            sum(exited)::bigint AS exited, sum(failed)::bigint AS failed
+       FROM automation_counters WHERE automation_id = ANY($1::text[]) GROUP BY automation_id`,
+    [automationIds],
+  );
+  return new Map(rows.map((r) => [r.automation_id, r]));
+}
+
+/** One delta per key: an upsert may touch each row only once per statement. */
+function sumBy<T extends object>(items: T[], keyOf: (t: T) => string, fields: (keyof T)[]): T[] {
+  const out = new Map<string, T>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const acc = out.get(key);
+    if (!acc) {
+      out.set(key, { ...item });
+      continue;
+    }
+    for (const f of fields) (acc[f] as unknown) = ((acc[f] as number | undefined) ?? 0) + ((item[f] as number | undefined) ?? 0);
+  }
+  return [...out.values()];
+}
+
+export interface RunCounterDelta {
+  automationId: string;
+  started?: number;
+  completed?: number;
+  exited?: number;
+  failed?: number;
+}
+
+// Adds to one random stripe per automation (see migration 014), one statement for a batch.
+export async function addRunCounters(db: Queryable, changes: RunCounterDelta[]): Promise<void> {
+  const deltas = sumBy(changes, (d) => d.automationId, ['started', 'completed', 'exited', 'failed']);
+  if (deltas.length === 0) return;
+  await db.query(
+    `INSERT INTO automation_counters AS c (automation_id, slot, started, completed, exited, failed)
+     SELECT d.id, floor(random() * 8)::smallint, d.started, d.completed, d.exited, d.failed
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS d(id, started, completed, exited, failed)
+     ON CONFLICT (automation_id, slot) DO UPDATE SET
+       started = c.started + EXCLUDED.started, completed = c.completed + EXCLUDED.completed,
+       exited = c.exited + EXCLUDED.exited, failed = c.failed + EXCLUDED.failed`,
+    [
+      deltas.map((d) => d.automationId), deltas.map((d) => d.started ?? 0), deltas.map((d) => d.completed ?? 0),
+      deltas.map((d) => d.exited ?? 0), deltas.map((d) => d.failed ?? 0),
+    ],
+  );
+}
+
+export interface StepStatsDelta {
+  automationId: string;
+  path: string;
+  sent?: number;
+  skipped?: number;
+  delivered?: number;
+  opened?: number;
+  clicked?: number;
+}
+
+// Per send step counters, one statement for a batch of changes (engine and event handler).
+export async function addStepStats(db: Queryable, changes: StepStatsDelta[]): Promise<void> {
+  const deltas = sumBy(changes, (d) => `${d.automationId} ${d.path}`, ['sent', 'skipped', 'delivered', 'opened', 'clicked']);
+  if (deltas.length === 0) return;
+  await db.query(
+    `INSERT INTO automation_step_stats AS s (automation_id, path, sent, skipped, delivered, opened, clicked)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+     ON CONFLICT (automation_id, path) DO UPDATE SET
+       sent = s.sent + EXCLUDED.sent, skipped = s.skipped + EXCLUDED.skipped, delivered = s.delivered + EXCLUDED.delivered,
+       opened = s.opened + EXCLUDED.opened, clicked = s.clicked + EXCLUDED.clicked`,
+    [
+      deltas.map((d) => d.automationId), deltas.map((d) => d.path), deltas.map((d) => d.sent ?? 0), deltas.map((d) => d.skipped ?? 0),
+      deltas.map((d) => d.delivered ?? 0), deltas.map((d) => d.opened ?? 0), deltas.map((d) => d.clicked ?? 0),
+    ],
+  );
 }
 
 // Active automations of an account listening for one event (automations_trigger index).

@@ -121,7 +121,7 @@ export const TriggerSandbox = Type.Object({
   matched: Type.Integer({ description: 'Active automations that would have started a run' }),
 }, { examples: [{ sandbox: true, event: 'cart.abandoned', email: 'ada@example.com', matched: 1 }] });
 
-const RunStatus = Type.Union(['active', 'waiting', 'completed', 'exited', 'failed'].map((s) => Type.Literal(s)), {
+const RunStatus = Type.Union([Type.Literal('active'), Type.Literal('waiting'), Type.Literal('completed'), Type.Literal('exited'), Type.Literal('failed')], {
   description: 'active (steps to perform now), waiting, completed, exited (exit step, unsubscribe, cancel), failed',
 });
 

@@ -1,0 +1,222 @@
+import type { Queryable } from '../../pool.js';
+
+export type RunStatus = 'active' | 'waiting' | 'completed' | 'exited' | 'failed';
+
+export interface RunRow {
+  id: string;
+  account_id: string;
+  automation_id: string;
+  email: string;
+  email_key: string;
+  data: Record<string, unknown>;
+  status: RunStatus;
+  position: string;
+  due_at: Date | null;
+  wait_event: string | null;
+  wait_outcome: 'event' | 'timeout' | null;
+  exit_reason: string | null;
+  started_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+export interface RunStepRow {
+  run_id: string;
+  seq: number;
+  path: string;
+  type: string;
+  outcome: string;
+  detail: Record<string, unknown>;
+  message_id: string | null;
+  at: Date;
+}
+
+export type NewRunStep = Omit<RunStepRow, 'seq'>;
+
+// New runs of one trigger, one statement (json_populate_recordset fills the row type).
+export async function insertRuns(db: Queryable, rows: RunRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query('INSERT INTO automation_runs SELECT * FROM json_populate_recordset(NULL::automation_runs, $1::json)', [JSON.stringify(rows)]);
+}
+
+/**
+ * Per automation, whether this address has had a run and whether one is still in progress:
+ * what reentry decides on. Served by automation_runs_address.
+ */
+export async function selectPriorRuns(db: Queryable, accountId: string, emailKey: string, automationIds: string[]): Promise<Map<string, { open: boolean }>> {
+  const { rows } = await db.query<{ automation_id: string; open: boolean }>(
+    `SELECT automation_id, bool_or(status IN ('active', 'waiting')) AS open
+       FROM automation_runs
+      WHERE account_id = $1 AND email_key = $2 AND automation_id = ANY($3::text[])
+      GROUP BY automation_id`,
+    [accountId, emailKey, automationIds],
+  );
+  return new Map(rows.map((r) => [r.automation_id, { open: r.open }]));
+}
+
+/**
+ * Wakes the runs of this address waiting for this event: due now, outcome "event". A run the
+ * engine holds (its timeout being handled) is waited for; once that commits its wait_event is
+ * NULL and the row no longer matches, so a wait ends exactly once, by event or by timeout.
+ */
+export async function wakeWaitingRuns(db: Queryable, accountId: string, emailKey: string, event: string, now: Date): Promise<{ id: string; automation_id: string }[]> {
+  const { rows } = await db.query<{ id: string; automation_id: string }>(
+    `UPDATE automation_runs
+        SET wait_event = NULL, wait_outcome = 'event', due_at = $4, updated_at = $4
+      WHERE account_id = $1 AND email_key = $2 AND wait_event = $3 AND status = 'waiting'
+      RETURNING id, automation_id`,
+    [accountId, emailKey, event, now],
+  );
+  return rows;
+}
+
+/**
+ * The engine's claim: due runs of active automations, earliest first. The row locks are held
+ * until the batch commits, so the steps performed and the run's new position commit together
+ * or not at all (a killed worker's transaction rolls back and the runs are due again).
+ * SKIP LOCKED lets workers claim side by side. Runs of paused automations stay where they are.
+ */
+export async function claimDueRuns(db: Queryable, now: Date, limit: number): Promise<RunRow[]> {
+  const { rows } = await db.query<RunRow>(
+    `SELECT r.* FROM automation_runs r
+       JOIN automations a ON a.id = r.automation_id AND a.status = 'active'
+      WHERE r.due_at <= $1
+      ORDER BY r.due_at
+      LIMIT $2
+      FOR UPDATE OF r SKIP LOCKED`,
+    [now, limit],
+  );
+  return rows;
+}
+
+// A run's new state after the engine (or a cancel) moved it.
+export async function saveRun(db: Queryable, r: RunRow): Promise<void> {
+  await db.query(
+    `UPDATE automation_runs SET status = $2, position = $3, due_at = $4, wait_event = $5, wait_outcome = $6,
+            exit_reason = $7, updated_at = $8, finished_at = $9
+      WHERE id = $1`,
+    [r.id, r.status, r.position, r.due_at, r.wait_event, r.wait_outcome, r.exit_reason, r.updated_at, r.finished_at],
+  );
+}
+
+// History rows, numbered after the run's last one (the primary key serves the max).
+export async function insertRunSteps(db: Queryable, steps: NewRunStep[]): Promise<void> {
+  if (steps.length === 0) return;
+  await db.query(
+    `INSERT INTO automation_run_steps (run_id, seq, path, type, outcome, detail, message_id, at)
+     SELECT s.run_id,
+            COALESCE((SELECT max(seq) FROM automation_run_steps h WHERE h.run_id = s.run_id), 0)
+              + row_number() OVER (PARTITION BY s.run_id ORDER BY s.ord),
+            s.path, s.type, s.outcome, s.detail, s.message_id, s.at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::text[], $7::timestamptz[])
+            WITH ORDINALITY AS s(run_id, path, type, outcome, detail, message_id, at, ord)`,
+    [
+      steps.map((s) => s.run_id), steps.map((s) => s.path), steps.map((s) => s.type), steps.map((s) => s.outcome),
+      steps.map((s) => JSON.stringify(s.detail)), steps.map((s) => s.message_id), steps.map((s) => s.at),
+    ],
+  );
+}
+
+// A message sent by a send step, for its counters and the run's engagement.
+export async function insertAutomationSend(db: Queryable, s: { messageId: string; accountId: string; automationId: string; runId: string; path: string }): Promise<void> {
+  await db.query(
+    'INSERT INTO automation_sends (message_id, account_id, automation_id, run_id, path) VALUES ($1, $2, $3, $4, $5)',
+    [s.messageId, s.accountId, s.automationId, s.runId, s.path],
+  );
+}
+
+/**
+ * Whether this run's sends were opened / clicked, read from the events themselves (through
+ * events_message) rather than from the counters, which the event handler updates a moment later.
+ */
+export async function selectRunEngagement(db: Queryable, runId: string): Promise<{ opened: boolean; clicked: boolean }> {
+  const { rows } = await db.query<{ opened: boolean; clicked: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM automation_sends s JOIN events e ON e.message_id = s.message_id AND e.type = 'open' WHERE s.run_id = $1) AS opened,
+            EXISTS (SELECT 1 FROM automation_sends s JOIN events e ON e.message_id = s.message_id AND e.type = 'click' WHERE s.run_id = $1) AS clicked`,
+    [runId],
+  );
+  return rows[0];
+}
+
+export async function selectRun(db: Queryable, accountId: string, automationId: string, runId: string, lock = false): Promise<RunRow | null> {
+  const { rows } = await db.query<RunRow>(
+    `SELECT * FROM automation_runs WHERE account_id = $1 AND automation_id = $2 AND id = $3${lock ? ' FOR UPDATE' : ''}`,
+    [accountId, automationId, runId],
+  );
+  return rows[0] ?? null;
+}
+
+// A run's history, oldest first.
+export async function selectRunSteps(db: Queryable, runId: string): Promise<RunStepRow[]> {
+  const { rows } = await db.query<RunStepRow>('SELECT * FROM automation_run_steps WHERE run_id = $1 ORDER BY seq', [runId]);
+  return rows;
+}
+
+// Keyset page of an automation's runs (automation_runs_automation), optionally by status.
+export async function selectRunPage(
+  db: Queryable,
+  accountId: string,
+  automationId: string,
+  status: RunStatus | null,
+  page: { where: string; orderBy: string; params: unknown[]; limit: number },
+): Promise<RunRow[]> {
+  const { rows } = await db.query<RunRow>(
+    `SELECT * FROM automation_runs
+      WHERE account_id = $1 AND automation_id = $2 AND ($3::text IS NULL OR status = $3) AND ${page.where}
+      ORDER BY ${page.orderBy} LIMIT ${page.limit + 1}`,
+    [accountId, automationId, status, ...page.params],
+  );
+  return rows;
+}
+
+/**
+ * Ends every run in progress of this address (an unsubscribe or complaint), in the caller's
+ * transaction. Runs the engine holds are waited for, then ended if still in progress.
+ */
+export async function exitRunsOfAddress(db: Queryable, accountId: string, emailKey: string, reason: string, now: Date): Promise<{ id: string; automation_id: string; position: string }[]> {
+  const { rows } = await db.query<{ id: string; automation_id: string; position: string }>(
+    `UPDATE automation_runs
+        SET status = 'exited', exit_reason = $3, due_at = NULL, wait_event = NULL, updated_at = $4, finished_at = $4
+      WHERE account_id = $1 AND email_key = $2 AND status IN ('active', 'waiting')
+      RETURNING id, automation_id, position`,
+    [accountId, emailKey, reason, now],
+  );
+  return rows;
+}
+
+export interface QueuedAutomationEvent {
+  event_seq: number;
+  account_id: string;
+  type: 'delivered' | 'open' | 'click';
+  email: string;
+  message_id: string | null;
+  url: string | null;
+  occurred_at: Date;
+}
+
+/**
+ * Takes up to `limit` queued events, oldest first, removing them in the caller's transaction:
+ * if handling fails, the rollback puts them back. SKIP LOCKED lets workers take side by side.
+ */
+export async function takeQueuedEvents(db: Queryable, limit: number): Promise<QueuedAutomationEvent[]> {
+  const { rows } = await db.query<QueuedAutomationEvent>(
+    `DELETE FROM automation_event_queue
+      WHERE event_seq IN (SELECT event_seq FROM automation_event_queue ORDER BY event_seq LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING *`,
+    [limit],
+  );
+  return rows.map((r) => ({ ...r, event_seq: Number(r.event_seq) })).sort((a, b) => a.event_seq - b.event_seq);
+}
+
+/**
+ * Marks an automation send delivered / opened / clicked the first time only; returns the step
+ * it belongs to when this event was the first of its kind (so the counter moves once).
+ */
+export async function markSendEngagement(db: Queryable, messageId: string, type: 'delivered' | 'open' | 'click', at: Date): Promise<{ automation_id: string; path: string } | null> {
+  const column = type === 'delivered' ? 'delivered_at' : type === 'open' ? 'opened_at' : 'clicked_at';
+  const { rows } = await db.query<{ automation_id: string; path: string }>(
+    `UPDATE automation_sends SET ${column} = $2 WHERE message_id = $1 AND ${column} IS NULL RETURNING automation_id, path`,
+    [messageId, at],
+  );
+  return rows[0] ?? null;
+}

@@ -1,0 +1,199 @@
+import type { Config } from '../../config.js';
+import { notifySoon } from '../../db/notify.js';
+import { afterCommit, withTransaction, type Pool, type PoolClient } from '../../db/pool.js';
+import { getAccount } from '../../db/queries/accounts.js';
+import {
+  addRunCounters, addStepStats, type AutomationRow, type RunCounterDelta, type StepStatsDelta,
+} from '../../db/queries/automations/definitions.js';
+import {
+  claimDueRuns, insertRunSteps, saveRun, selectRunEngagement, type NewRunStep, type RunRow,
+} from '../../db/queries/automations/runs.js';
+import { AppError } from '../../errors.js';
+import { findSendingDomain, type SendingDomain } from '../domains.js';
+import type { TrackingLinks } from '../tracking-links.js';
+import {
+  enterBranch, formatPosition, nextPosition, parseDuration, parsePosition, stepAt, type Position, type Step,
+} from './definition.js';
+import { evaluateRule, ruleNeedsEngagement, ruleNeedsSubscriber } from './rules.js';
+import { performSend, performUpdateSubscriber, type StepContext } from './steps.js';
+import { loadRuleSubscriber } from './trigger.js';
+
+/**
+ * The run engine. Each pass claims a batch of due runs (FOR UPDATE SKIP LOCKED) and, in that
+ * one transaction, moves every run as far as it goes now: through sends, conditions and
+ * subscriber updates, until it enters a wait, exits or completes. The run's new position,
+ * the messages its sends queued, its history and the counters commit together; a worker
+ * killed anywhere in between rolls the whole batch back and its runs are due again, so no
+ * step is lost and none is performed twice (docs/decisions/0014-automation-runs.md).
+ */
+
+export interface EngineDeps {
+  pool: Pool;
+  config: Config;
+  links: TrackingLinks;
+  now: () => Date;
+}
+
+export const ENGINE_BATCH = 200;
+/** No tree of 100 steps needs more; a guard against a definition bug looping a run. */
+const MAX_STEPS_PER_PASS = 250;
+
+interface Batch {
+  history: NewRunStep[];
+  counters: Map<string, RunCounterDelta>;
+  stats: StepStatsDelta[];
+  sent: number;
+}
+
+function count(batch: Batch, automationId: string, field: 'completed' | 'exited' | 'failed'): void {
+  const c = batch.counters.get(automationId) ?? { automationId };
+  c[field] = (c[field] ?? 0) + 1;
+  batch.counters.set(automationId, c);
+}
+
+/** One pass: returns the number of runs claimed (a full batch means more may be due). */
+export async function runDueAutomations(deps: EngineDeps, limit = ENGINE_BATCH): Promise<number> {
+  const now = deps.now();
+  return withTransaction(deps.pool, async (tx) => {
+    const runs = await claimDueRuns(tx, now, limit);
+    if (runs.length === 0) return 0;
+    const automations = await loadAutomations(tx, [...new Set(runs.map((r) => r.automation_id))]);
+    const quotas = new Map<string, number | null>();
+    const domains = new Map<string, Promise<SendingDomain | null>>();
+    const findDomain = (accountId: string, fromEmail: string) => {
+      const key = `${accountId} ${fromEmail.slice(fromEmail.lastIndexOf('@') + 1).toLowerCase()}`;
+      if (!domains.has(key)) domains.set(key, findSendingDomain(tx, accountId, fromEmail));
+      return domains.get(key)!;
+    };
+    const batch: Batch = { history: [], counters: new Map(), stats: [], sent: 0 };
+    for (const run of runs) {
+      const automation = automations.get(run.automation_id)!;
+      if (!quotas.has(run.account_id)) quotas.set(run.account_id, (await getAccount(tx, run.account_id))?.monthly_quota ?? null);
+      const ctx: StepContext = { db: tx, config: deps.config, links: deps.links, now, monthlyQuota: quotas.get(run.account_id)!, findDomain };
+      // A savepoint per run: an unexpected error fails that run alone, not the batch.
+      await tx.query('SAVEPOINT run');
+      const mark = { history: batch.history.length, stats: batch.stats.length, sent: batch.sent, counters: structuredClone(batch.counters) };
+      try {
+        await advance(ctx, run, automation, batch);
+        await tx.query('RELEASE SAVEPOINT run');
+      } catch (err) {
+        await tx.query('ROLLBACK TO SAVEPOINT run');
+        batch.history.length = mark.history;
+        batch.stats.length = mark.stats;
+        batch.sent = mark.sent;
+        batch.counters = mark.counters;
+        await fail(tx, run, batch, now, run.position, 'error', { error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    await insertRunSteps(tx, batch.history);
+    await addStepStats(tx, batch.stats);
+    await addRunCounters(tx, [...batch.counters.values()]);
+    if (batch.sent > 0) {
+      afterCommit(tx, (pool) => {
+        notifySoon(pool, 'postline_messages');
+        notifySoon(pool, 'postline_events');
+      });
+    }
+    return runs.length;
+  });
+}
+
+async function loadAutomations(tx: PoolClient, ids: string[]): Promise<Map<string, AutomationRow>> {
+  const { rows } = await tx.query<AutomationRow>('SELECT * FROM automations WHERE id = ANY($1::text[])', [ids]);
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+async function fail(tx: PoolClient, run: RunRow, batch: Batch, now: Date, path: string, type: string, detail: Record<string, unknown>): Promise<void> {
+  Object.assign(run, { status: 'failed', due_at: null, wait_event: null, exit_reason: String(detail.error ?? detail.reason ?? 'failed'), updated_at: now, finished_at: now });
+  await saveRun(tx, run);
+  batch.history.push({ run_id: run.id, path, type, outcome: 'failed', detail, message_id: null, at: now });
+  count(batch, run.automation_id, 'failed');
+}
+
+/** Moves one run from its position until it waits or finishes. */
+async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow, batch: Batch): Promise<void> {
+  const steps = automation.steps as Step[];
+  const now = ctx.now;
+  const log = (p: Position, type: string, outcome: string, detail: Record<string, unknown> = {}, messageId: string | null = null) =>
+    batch.history.push({ run_id: run.id, path: formatPosition(p), type, outcome, detail, message_id: messageId, at: now });
+  let pos: Position | null = parsePosition(run.position);
+  // A waiting run that is due: its wait ends here, by event (set by the trigger) or timeout.
+  let leaving = run.status === 'waiting';
+  let waitOutcome = run.wait_outcome;
+  for (let i = 0; i < MAX_STEPS_PER_PASS; i++) {
+    const step: Step | null = pos && stepAt(steps, pos);
+    if (!pos || !step) {
+      // Past the last step (or the definition changed under a waiting run): done.
+      Object.assign(run, { status: 'completed', position: pos ? formatPosition(pos) : run.position, due_at: null, wait_event: null, wait_outcome: waitOutcome, updated_at: now, finished_at: now });
+      await saveRun(ctx.db, run);
+      count(batch, run.automation_id, 'completed');
+      return;
+    }
+    switch (step.type) {
+      case 'wait': {
+        if (leaving) {
+          leaving = false;
+          if ('until' in step) {
+            waitOutcome = run.wait_event === null && run.wait_outcome === 'event' ? 'event' : 'timeout';
+            log(pos, 'wait', waitOutcome === 'event' ? 'resumed' : 'timed_out', { until: step.until.event });
+          } else {
+            log(pos, 'wait', 'resumed');
+          }
+          run.wait_event = null;
+          pos = nextPosition(steps, pos);
+          continue;
+        }
+        const ms = parseDuration('until' in step ? step.until.timeout : step.duration)!;
+        const wakesAt = new Date(now.getTime() + ms);
+        Object.assign(run, {
+          status: 'waiting', position: formatPosition(pos), due_at: wakesAt, wait_event: 'until' in step ? step.until.event : null,
+          wait_outcome: waitOutcome, updated_at: now,
+        });
+        await saveRun(ctx.db, run);
+        log(pos, 'wait', 'waiting', 'until' in step ? { until: step.until.event, timeout: step.until.timeout, wakesAt } : { duration: step.duration, wakesAt });
+        return;
+      }
+      case 'send': {
+        const result = await performSend(ctx, run, step);
+        if (result.outcome === 'failed') {
+          await fail(ctx.db, run, batch, now, formatPosition(pos), 'send', { reason: result.reason, ...(result.error ? { error: result.error } : {}) });
+          return;
+        }
+        const path = formatPosition(pos);
+        if (result.outcome === 'sent') {
+          await result.record(automation.id, path);
+          batch.sent++;
+          batch.stats.push({ automationId: automation.id, path, sent: 1 });
+          log(pos, 'send', 'sent', {}, result.messageId);
+        } else {
+          batch.stats.push({ automationId: automation.id, path, skipped: 1 });
+          log(pos, 'send', 'skipped', { reason: result.reason });
+        }
+        pos = nextPosition(steps, pos);
+        continue;
+      }
+      case 'condition': {
+        const subscriber = ruleNeedsSubscriber(step.if) ? await loadRuleSubscriber(ctx.db, run.account_id, run.email_key) : null;
+        const engagement = ruleNeedsEngagement(step.if) ? await selectRunEngagement(ctx.db, run.id) : { opened: false, clicked: false };
+        const yes = evaluateRule(step.if, { email: run.email, data: run.data, subscriber, ...engagement, waitOutcome, now });
+        log(pos, 'condition', yes ? 'then' : 'else');
+        pos = enterBranch(steps, pos, yes ? 'then' : 'else');
+        continue;
+      }
+      case 'update_subscriber': {
+        const detail = await performUpdateSubscriber(ctx, run, step);
+        log(pos, 'update_subscriber', 'updated', detail);
+        pos = nextPosition(steps, pos);
+        continue;
+      }
+      case 'exit': {
+        Object.assign(run, { status: 'exited', position: formatPosition(pos), due_at: null, wait_event: null, exit_reason: 'exit step', updated_at: now, finished_at: now });
+        await saveRun(ctx.db, run);
+        log(pos, 'exit', 'exited');
+        count(batch, run.automation_id, 'exited');
+        return;
+      }
+    }
+  }
+  throw new AppError('internal_error', `run ${run.id} did not settle within ${MAX_STEPS_PER_PASS} steps`);
+}

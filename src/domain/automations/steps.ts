@@ -1,0 +1,82 @@
+import type { Config } from '../../config.js';
+import type { PoolClient } from '../../db/pool.js';
+import { insertAutomationSend, type RunRow } from '../../db/queries/automations/runs.js';
+import { selectSubscriberByKey } from '../../db/queries/subscribers.js';
+import { AppError } from '../../errors.js';
+import type { SendingDomain } from '../domains.js';
+import { sendEmail } from '../sending.js';
+import { upsertSubscriber, updateSubscriber } from '../subscribers.js';
+import type { TrackingLinks } from '../tracking-links.js';
+import type { SendStep, UpdateSubscriberStep } from './definition.js';
+
+/** The steps with effects outside the run: sending a message, changing the subscriber. */
+
+export interface StepContext {
+  db: PoolClient;
+  config: Config;
+  links: TrackingLinks;
+  now: Date;
+  monthlyQuota: number | null;
+  /** The verified domain of a From address, looked up once per engine pass. */
+  findDomain: (accountId: string, fromEmail: string) => Promise<SendingDomain | null>;
+}
+
+export type SendOutcome =
+  | { outcome: 'sent'; messageId: string; record: (automationId: string, path: string) => Promise<void> }
+  | { outcome: 'skipped'; reason: string }
+  | { outcome: 'failed'; reason: string; error?: string };
+
+/** Statuses whose owner asked (or whose mailbox told us) not to be mailed. */
+const NOT_MAILABLE = new Set(['unsubscribed', 'bounced', 'complained']);
+
+/**
+ * One message through the normal sending pipeline (sending.ts: template, rendering, verified
+ * domain, suppression, quota, tracking, the `sent` event), queued in the engine's transaction.
+ * An address that is suppressed (sending.ts checks) or whose subscriber unsubscribed is skipped, not failed: the
+ * run goes on (a later condition or exit decides). Any other refusal fails the run with the
+ * reason, e.g. the sender domain lost its verification or the template was deleted.
+ */
+export async function performSend(ctx: StepContext, run: RunRow, step: SendStep): Promise<SendOutcome> {
+  const subscriber = await selectSubscriberByKey(ctx.db, run.account_id, run.email_key);
+  if (subscriber && NOT_MAILABLE.has(subscriber.status)) return { outcome: 'skipped', reason: `subscriber ${subscriber.status}` };
+  const variables = {
+    data: run.data,
+    email: run.email,
+    subscriber: subscriber
+      ? { id: subscriber.id, email: subscriber.email, name: subscriber.name, status: subscriber.status, attributes: subscriber.attributes, lists: subscriber.lists }
+      : { email: run.email },
+  };
+  try {
+    const result = await sendEmail(
+      { db: ctx.db, config: ctx.config, links: ctx.links, accountId: run.account_id, mode: 'live', monthlyQuota: ctx.monthlyQuota, now: ctx.now,
+        findDomain: ctx.findDomain },
+      {
+        to: run.email, from: step.from, subject: step.subject, html: step.html, text: step.text, templateId: step.templateId,
+        ...(step.replyTo ? { replyTo: step.replyTo } : {}), variables,
+      },
+    );
+    const messageId = result.id;
+    return {
+      outcome: 'sent',
+      messageId,
+      record: (automationId, path) => insertAutomationSend(ctx.db, { messageId, accountId: run.account_id, automationId, runId: run.id, path }),
+    };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    if (err.code === 'recipient_suppressed') return { outcome: 'skipped', reason: 'suppressed' };
+    return { outcome: 'failed', reason: err.code, error: err.message };
+  }
+}
+
+/** Creates the subscriber when needed, adds and removes lists, merges attributes. */
+export async function performUpdateSubscriber(ctx: StepContext, run: RunRow, step: UpdateSubscriberStep): Promise<Record<string, unknown>> {
+  const { subscriber, created } = await upsertSubscriber(ctx.db, run.account_id, {
+    email: run.email,
+    ...(step.lists?.add ? { lists: step.lists.add } : {}),
+    ...(step.attributes ? { attributes: step.attributes } : {}),
+  }, ctx.now);
+  if (step.lists?.remove && step.lists.remove.length > 0) {
+    await updateSubscriber(ctx.db, run.account_id, subscriber.id, { removeLists: step.lists.remove }, ctx.now);
+  }
+  return { subscriberId: subscriber.id, created };
+}

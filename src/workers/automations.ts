@@ -1,0 +1,24 @@
+import { runDueAutomations, ENGINE_BATCH, type EngineDeps } from '../domain/automations/engine.js';
+import { EVENT_BATCH, handleAutomationEvents } from '../domain/automations/events.js';
+import { TrackingLinks } from '../domain/tracking-links.js';
+import { startLoop, type Loop } from './loop.js';
+import type { Notifications } from './notifications.js';
+import type { WorkerDeps } from './index.js';
+
+/**
+ * The automation loops: the run engine (woken when triggers start or wake runs, polling every
+ * second for waits that come due) and the event handler (woken with the webhook dispatcher on
+ * new events). A full batch means more is waiting: go again at once.
+ */
+export function startAutomationLoops(deps: WorkerDeps, notifications: Notifications, onError: (name: string, err: unknown) => void): Loop[] {
+  const engine: EngineDeps = { pool: deps.pool, config: deps.config, links: new TrackingLinks(deps.config), now: () => deps.clock.now() };
+  const runs: Loop = startLoop('automation-runs', 1000, async () => {
+    if ((await runDueAutomations(engine)) >= ENGINE_BATCH) runs.wake();
+  }, onError);
+  const events: Loop = startLoop('automation-events', 1000, async () => {
+    if ((await handleAutomationEvents(deps.pool, engine.now)) >= EVENT_BATCH) events.wake();
+  }, onError);
+  notifications.on('postline_automations', () => runs.wake());
+  notifications.on('postline_events', () => events.wake());
+  return [runs, events];
+}
