@@ -9,6 +9,7 @@ import { registerSubscriberCommands } from '../cli/subscribers.js';
 import { registerDomainCommands } from '../cli/domains.js';
 import { registerHookCommands } from '../cli/hooks.js';
 import { registerCampaignCommands } from '../cli/campaigns.js';
+import { registerAutomationCommands } from '../cli/automations.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
 
@@ -37,5 +38,6 @@ registerDomainCommands(program);
 registerSubscriberCommands(program);
 registerHookCommands(program);
 registerCampaignCommands(program);
+registerAutomationCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

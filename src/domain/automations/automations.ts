@@ -3,7 +3,7 @@ import { keyset } from '../../db/pagination.js';
 import type { Queryable } from '../../db/pool.js';
 import {
   deleteAutomation as deleteRow, existingListIds, existingTemplateIds, insertAutomation, selectAutomation, selectAutomationPage,
-  selectRunCounters, selectStepStats, updateAutomation as updateRow, type AutomationPatch, type AutomationRow, type RunCountersRow,
+  selectAccountOfAutomation, selectRunCounters, selectStepStats, updateAutomation as updateRow, type AutomationPatch, type AutomationRow, type RunCountersRow,
   type StepStatsRow,
 } from '../../db/queries/automations/definitions.js';
 import { invalid, notFound, type FieldError } from '../../errors.js';
@@ -184,4 +184,11 @@ export async function updateAutomation(db: Queryable, accountId: string, id: str
 /** Deletes the definition with its runs and their history. */
 export async function deleteAutomation(db: Queryable, accountId: string, id: string): Promise<void> {
   if (!(await deleteRow(db, accountId, id))) throw notFound(`automation ${id}`);
+}
+
+/** For the CLI, which names an automation by id alone. */
+export async function accountOfAutomation(db: Queryable, id: string): Promise<string> {
+  const accountId = await selectAccountOfAutomation(db, id);
+  if (!accountId) throw notFound(`automation ${id}`);
+  return accountId;
 }

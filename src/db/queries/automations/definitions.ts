@@ -197,3 +197,9 @@ export async function existingListIds(db: Queryable, accountId: string, ids: str
   const { rows } = await db.query<{ id: string }>('SELECT id FROM lists WHERE account_id = $1 AND id = ANY($2::text[])', [accountId, ids]);
   return new Set(rows.map((r) => r.id));
 }
+
+// The account an automation belongs to (the CLI names automations by id alone).
+export async function selectAccountOfAutomation(db: Queryable, id: string): Promise<string | null> {
+  const { rows } = await db.query<{ account_id: string }>('SELECT account_id FROM automations WHERE id = $1', [id]);
+  return rows[0]?.account_id ?? null;
+}
