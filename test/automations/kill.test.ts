@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +39,7 @@ test('kill -9 of a worker loses no run and performs no step twice', async () => 
     POSTLINE_DELIVERY: 'capture',
     LOG_LEVEL: 'silent',
   }, /postline ready/);
+  after(() => worker.child.kill('SIGKILL')); // never outlive the test, whatever fails
   let sendsAtKill = 0;
   try {
     for (let i = 0; i < 600 && sendsAtKill === 0; i++) {
