@@ -17,7 +17,7 @@ import { automationAccount, engineOf, makeAutomation } from './helpers.js';
 const { app, pool, config, dbUrl } = await bootApp();
 const acme = await createTestAccount(pool);
 const { api, templateId, from } = await automationAccount(app, pool, config, acme);
-const RUNS = 800;
+const RUNS = 400;
 
 test('kill -9 of a worker loses no run and performs no step twice', async () => {
   const a = await makeAutomation(api, {
@@ -26,9 +26,9 @@ test('kill -9 of a worker loses no run and performs no step twice', async () => 
     reentry: 'always',
   });
   const now = new Date();
-  for (let i = 0; i < RUNS; i += 250) {
+  for (let i = 0; i < RUNS; i += 200) {
     await withTransaction(pool, async (tx) => {
-      for (let j = i; j < Math.min(RUNS, i + 250); j++) await triggerEvent(tx, acme.accountId, { event: 'bulk', email: `r${j}@example.com` }, now);
+      for (let j = i; j < Math.min(RUNS, i + 200); j++) await triggerEvent(tx, acme.accountId, { event: 'bulk', email: `r${j}@example.com` }, now);
     });
   }
 
