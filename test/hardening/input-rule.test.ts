@@ -74,7 +74,8 @@ test('input rule: limit=1e309, Infinity, -1, 0, 501 and 2.5 are a 422 on every c
   await createVerifiedDomain(pool, acct.accountId, 'input-rule.test', config.secret);
   const list = (await app.inject({ method: 'POST', url: '/api/v1/lists', headers: json, payload: { name: 'l' } })).json();
   const campaign = (await app.inject({ method: 'POST', url: '/api/v1/campaigns', headers: json, payload: { name: 'c', subject: 's', from: { email: 'a@input-rule.test' }, text: 't', audience: { lists: [list.id] } } })).json();
-  const idOf: Record<string, string> = { hooks: hook.id, segments: segment.id, campaigns: campaign.id };
+  const automation = (await app.inject({ method: 'POST', url: '/api/v1/automations', headers: json, payload: { name: 'a', trigger: { event: 'x' }, steps: [{ type: 'exit' }] } })).json();
+  const idOf: Record<string, string> = { hooks: hook.id, segments: segment.id, campaigns: campaign.id, automations: automation.id };
   for (const o of collections) {
     const resource = o.path.split('/')[3];
     assert.ok(!o.path.includes('{') || idOf[resource], `no ${resource} to page through: add one to this test`);

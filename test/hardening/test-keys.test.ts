@@ -33,11 +33,12 @@ const segment = await create('/api/v1/segments', { name: 'Seg', match: 'all', co
 const email = await create('/api/v1/emails', { to: 'x@example.net', from: { email: 'hi@acme.com' }, subject: 'A', text: 'a' });
 const importJob = await create('/api/v1/subscribers/import', { list: list.id, subscribers: [{ email: 'imported@acme.com' }] });
 await create('/api/v1/suppression', { email: 'blocked@acme.com', reason: 'manual' });
+const automation = await create('/api/v1/automations', { name: 'Drip', trigger: { event: 'signup' }, steps: [{ type: 'wait', duration: '1d' }, { type: 'send', templateId: template.id, from: { email: 'hi@acme.com' } }] });
 const idOf: Record<string, string> = {
-  dom: domain.id, tpl: template.id, hook: hook.id, lst: list.id, sub: subscriber.id, seg: segment.id, msg: email.id, imp: importJob.id,
+  dom: domain.id, tpl: template.id, hook: hook.id, lst: list.id, sub: subscriber.id, seg: segment.id, msg: email.id, imp: importJob.id, aut: automation.id,
 };
 const byResource: Record<string, string> = {
-  domains: domain.id, templates: template.id, hooks: hook.id, lists: list.id, subscribers: subscriber.id, segments: segment.id, emails: email.id, captured: email.id, imports: importJob.id,
+  domains: domain.id, templates: template.id, hooks: hook.id, lists: list.id, subscribers: subscriber.id, segments: segment.id, emails: email.id, captured: email.id, imports: importJob.id, automations: automation.id,
 };
 
 /** Example ids of the document point at this account's real resources, so the calls do real work. */
@@ -80,7 +81,9 @@ for (const [path, item] of Object.entries(doc.paths as Record<string, Record<str
 }
 ops.sort((x, y) => Number(x.method === 'DELETE') - Number(y.method === 'DELETE'));
 
-const SEND_ROUTES = new Set(['/api/v1/emails']);
+// The spec fixes the test-key answers of these: a send is {sandbox, id: sbx_…, to, subject}
+// (200, not 202), an automation trigger {sandbox, matched} (200, not 202).
+const SEND_ROUTES = new Set(['/api/v1/emails', '/api/v1/automations/trigger']);
 
 test('test keys: POST /domains creates nothing the live key sees; DELETE /domains and /hooks delete nothing; rotate-secret keeps the secret', async () => {
   const created = await app.inject({ method: 'POST', url: '/api/v1/domains', headers: json(a.test), payload: { name: 'sandbox-only.example' } });
@@ -171,7 +174,6 @@ test('test keys: every write route answers as the live key would, with sandbox: 
       const lb = l.json();
       assert.equal(tb.sandbox, true, `${op.method} ${op.path}: ${t.body.slice(0, 200)}`);
       const keys = (o: object) => Object.keys(o).filter((k) => k !== 'sandbox').sort();
-      // The spec fixes a test-key send's answer: {sandbox, id: sbx_…, to, subject}.
       if (!SEND_ROUTES.has(op.path)) assert.deepEqual(keys(tb), keys(lb), `${op.method} ${op.path}: same answer fields`);
     } else {
       assert.equal(t.json().code, l.json().code, `${op.method} ${op.path}: same error`);
