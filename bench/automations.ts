@@ -14,6 +14,7 @@ import { createAccount } from '../src/domain/accounts.js';
 import { createApiKey } from '../src/domain/apiKeys.js';
 import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains.js';
 import { parseDuration } from '../src/domain/automations/definition.js';
+import { freePort } from '../src/db/embedded.js';
 import { percentile, startCluster } from './lib/server.js';
 
 const { values } = parseArgs({ options: { triggers: { type: 'string', default: '10000' }, rate: { type: 'string', default: '500' }, wait: { type: 'string', default: '30s' } } });
@@ -22,7 +23,8 @@ const rate = Number(values.rate);
 const waitMs = parseDuration(values.wait);
 if (!waitMs) throw new Error('--wait must be a duration like 30s');
 
-const cluster = await startCluster(['api', 'worker'], { POSTLINE_DELIVERY: 'capture' });
+// Its own inbound SMTP port: another Postline on the machine may hold the default 2525.
+const cluster = await startCluster(['api', 'worker'], { POSTLINE_DELIVERY: 'capture', POSTLINE_SMTP_PORT: String(await freePort()) });
 const pool = cluster.db.pool;
 const account = await createAccount(pool, { name: 'bench' });
 const key = (await createApiKey(pool, { accountId: account.id, mode: 'live' })).key;
