@@ -4,10 +4,14 @@ import { countAccounts } from './db/queries/accounts.js';
 import { createAccount } from './domain/accounts.js';
 import { createApiKey } from './domain/apiKeys.js';
 import { withTransaction } from './db/pool.js';
+import { createSignInLink, createUser, signInLinkUrl } from './domain/users/users.js';
+
+/** The first user; the owner changes the address (and sets a password) in Settings → Account. */
+export const OWNER_EMAIL = 'owner@postline.localhost';
 
 /**
- * First start on an empty database: a default account with one live and one test key, so
- * `npm start` is immediately usable. Returns the text to print (the only time the keys are
+ * First start on an empty database: a default account with one live and one test key and an
+ * owner user with a one-time dashboard sign-in link, so `npm start` is immediately usable. Returns the text to print (the only time the keys are
  * shown), or null when accounts already exist. Serialised by a transaction-level advisory
  * lock so two processes starting at once create one account.
  */
@@ -18,6 +22,9 @@ export async function bootstrapDefaultAccount(pool: Pool, config: Config): Promi
     const account = await createAccount(tx, { name: 'Default' });
     const live = await createApiKey(tx, { accountId: account.id, mode: 'live', name: 'default live key' });
     const test = await createApiKey(tx, { accountId: account.id, mode: 'test', name: 'default test key' });
+    const owner = await createUser(tx, { accountId: account.id, email: OWNER_EMAIL }, new Date());
+    const link = await createSignInLink(tx, owner.id, new Date());
+    const dashboard = config.baseUrl.replace(/\/$/, '') + '/';
     return [
       '',
       'First start: created the account "Default" with two API keys (shown only this once):',
@@ -27,6 +34,10 @@ export async function bootstrapDefaultAccount(pool: Pool, config: Config): Promi
       'Try it:',
       `  curl -H "Authorization: Bearer ${live.key}" ${config.baseUrl}/api/v1/me`,
       `API docs: ${config.baseUrl}/docs`,
+      `Dashboard: ${dashboard}`,
+      `  sign in once with ${signInLinkUrl(config.baseUrl, link.token)}`,
+      `  (one-time link for the owner ${owner.email}, valid 24 hours; then set your email and password in Settings → Account,`,
+      `   or run: postline users reset-password --email ${owner.email})`,
       '',
     ].join('\n');
   });

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 
 export type IdPrefix =
   | 'msg' | 'tpl' | 'lst' | 'sub' | 'seg' | 'cmp' | 'hook' | 'key' | 'dom' | 'evt' | 'aut'
-  | 'sbx' | 'acc' | 'imp' | 'sup' | 'dlv' | 'rpt' | 'run';
+  | 'sbx' | 'acc' | 'imp' | 'sup' | 'dlv' | 'rpt' | 'run' | 'usr';
 
 /**
  * Public ids: a prefix and a UUIDv7 in hex. UUIDv7 starts with the millisecond time, so ids

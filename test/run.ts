@@ -2,7 +2,9 @@
  * `npm test`: starts one embedded PostgreSQL for the whole run (unless TEST_DATABASE_URL
  * names a server), migrates a template database, then runs every test file with node's test
  * runner. Each file clones its own database from the template (test/helpers/db.ts).
- * Pass file paths or substrings to run a subset: `npm test -- suppression`.
+ * Pass file paths or substrings to run a subset: `npm test -- suppression`. Browser tests
+ * (test/e2e, headless Chromium) run last, one file at a time; POSTLINE_TEST_BROWSER=skip leaves
+ * them out and says so (for a second run of the suite on another Node version).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -39,6 +41,16 @@ async function prepareTemplate(adminUrl: string): Promise<void> {
   await pool.end();
 }
 
+function runFiles(files: string[], flags: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...flags, ...files], { stdio: 'inherit', env });
+  const forward = (sig: NodeJS.Signals) => child.kill(sig);
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  return new Promise<number>((resolve) => child.on('exit', (code) => {
+    process.off('SIGINT', forward).off('SIGTERM', forward);
+    resolve(code ?? 1);
+  }));
+}
+
 async function main(): Promise<number> {
   const filters = process.argv.slice(2);
   const files = findTests('test').filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
@@ -54,14 +66,21 @@ async function main(): Promise<number> {
   try {
     await prepareTemplate(adminUrl);
     const concurrency = process.env.TEST_CONCURRENCY ?? '4';
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=120000', ...files],
-      { stdio: 'inherit', env: { ...process.env, POSTLINE_TEST_ADMIN_URL: adminUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' } },
-    );
-    const forward = (sig: NodeJS.Signals) => child.kill(sig);
-    process.on('SIGINT', forward).on('SIGTERM', forward);
-    return await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+    const env = { ...process.env, POSTLINE_TEST_ADMIN_URL: adminUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
+    // Browser tests (test/e2e) run after the rest, one file at a time, with a longer limit:
+    // each drives a real server and Chromium through many pages.
+    const browser = files.filter((f) => f.startsWith(join('test', 'e2e')));
+    const rest = files.filter((f) => !browser.includes(f));
+    let code = rest.length > 0 ? await runFiles(rest, [`--test-concurrency=${concurrency}`, '--test-timeout=120000'], env) : 0;
+    if (browser.length > 0) {
+      if (process.env.POSTLINE_TEST_BROWSER === 'skip') {
+        process.stdout.write(`# browser tests NOT run (POSTLINE_TEST_BROWSER=skip): ${browser.join(', ')}\n`);
+      } else {
+        const e2e = await runFiles(browser, ['--test-concurrency=1', '--test-timeout=900000'], env);
+        code = code || e2e;
+      }
+    }
+    return code;
   } finally {
     await stop();
     if (scratch) rmSync(scratch, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import { registerDomainCommands } from '../cli/domains.js';
 import { registerHookCommands } from '../cli/hooks.js';
 import { registerCampaignCommands } from '../cli/campaigns.js';
 import { registerAutomationCommands } from '../cli/automations.js';
+import { registerUserCommands } from '../cli/users.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
 
@@ -39,5 +40,6 @@ registerSubscriberCommands(program);
 registerHookCommands(program);
 registerCampaignCommands(program);
 registerAutomationCommands(program);
+registerUserCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

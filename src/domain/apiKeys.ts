@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { finishPage, keyset, type Page } from '../db/pagination.js';
 import type { Queryable } from '../db/pool.js';
 import {
-  authenticateAndCount, insertApiKey, listApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow,
+  authenticateAndCount, getApiKey, insertApiKey, listApiKeys, pageApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow,
 } from '../db/queries/apiKeys.js';
 import { AppError, notFound } from '../errors.js';
 import { newId } from '../ids.js';
@@ -25,9 +26,12 @@ export interface AuthContext {
   accountId: string;
   accountName: string;
   monthlyQuota: number | null;
-  keyId: string;
+  /** The API key used, or null when a signed-in dashboard user (session cookie) made the request. */
+  keyId: string | null;
+  /** Session requests act as live. */
   mode: KeyMode;
-  prefix: string;
+  prefix: string | null;
+  via: 'key' | 'session';
   /** Requests counted in the current rate-limit window, this one included. */
   windowCount: number;
 }
@@ -77,8 +81,9 @@ export async function keysOfAccount(db: Queryable, accountId: string): Promise<A
   return (await listApiKeys(db, accountId)).map(toApiKey);
 }
 
-export async function revokeKey(db: Queryable, keyId: string, at: Date): Promise<ApiKey> {
-  const row = await revokeApiKey(db, keyId, at);
+/** Revokes a key; with `accountId`, a key of another account is not found. */
+export async function revokeKey(db: Queryable, keyId: string, at: Date, accountId: string | null = null): Promise<ApiKey> {
+  const row = await revokeApiKey(db, keyId, at, accountId);
   if (!row) throw notFound(`key ${keyId}`);
   return toApiKey(row);
 }
@@ -108,5 +113,17 @@ export async function authenticate(db: Queryable, presented: string | undefined,
     mode: row.mode,
     prefix: row.prefix,
     windowCount: row.window_count,
+    via: 'key',
   };
+}
+
+export async function pageKeysOfAccount(db: Queryable, accountId: string, page: Page): Promise<{ data: ApiKey[]; nextCursor: string | null }> {
+  const p = finishPage(await pageApiKeys(db, accountId, keyset(page, 'id', 2), page.limit), page, (r) => r.id);
+  return { data: p.data.map(toApiKey), nextCursor: p.nextCursor };
+}
+
+export async function requireApiKey(db: Queryable, accountId: string, id: string): Promise<ApiKey> {
+  const row = await getApiKey(db, accountId, id);
+  if (!row) throw notFound(`key ${id}`);
+  return toApiKey(row);
 }

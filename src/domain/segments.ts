@@ -157,3 +157,9 @@ export async function segmentSubscribers(db: Queryable, accountId: string, id: s
   const { sql, params } = segmentFilter(accountId, definitionOf(row), now);
   return (await selectMatchingPage(db, sql, params, page)).map(toSubscriber);
 }
+
+/** The live count of an unsaved definition: what the dashboard's rule builder shows while editing. */
+export async function countDefinition(db: Queryable, accountId: string, input: { match?: unknown; conditions?: unknown }, now: Date = new Date()): Promise<number> {
+  const def = parseSegmentDefinition({ match: input.match, conditions: input.conditions ?? [] });
+  return countSegment(db, accountId, def, now);
+}

@@ -4,7 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppDeps } from './deps.js';
 import { loggerOptions } from '../logging.js';
 import { registerOpenApi } from './openapi.js';
+import cookie from '@fastify/cookie';
 import { authPlugin } from './plugins/auth.js';
+import { dashboardPlugin } from './plugins/dashboard.js';
 import { errorsPlugin, sendProblem } from './plugins/errors.js';
 import { inputRulePlugin } from './plugins/input-rule.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
@@ -21,8 +23,8 @@ const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.he
 
 /**
  * The whole HTTP application as one function, so tests boot exactly what production runs.
- * server.ts only listens. Order: our plugins (errors, metrics, auth, idempotency), then docs,
- * then routes.
+ * server.ts only listens. Order: our plugins (errors, metrics, cookies, auth, idempotency), then
+ * docs, then routes, then the dashboard (web/dist at `/`).
  */
 export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -52,6 +54,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
   await app.register(errorsPlugin);
   await app.register(inputRulePlugin);
   await app.register(metricsPlugin);
+  await app.register(cookie);
   await app.register(authPlugin);
   await app.register(idempotencyPlugin);
   await app.register(sandboxPlugin, { realPool: deps.pool });
@@ -60,5 +63,6 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
   await app.register(fblRoutes);
   await app.register(trackingRoutes);
   await app.register(v1Routes);
+  await app.register(dashboardPlugin);
   return app;
 }

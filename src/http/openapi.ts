@@ -28,6 +28,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
           fblKey: { type: 'apiKey', in: 'header', name: 'X-FBL-Key', description: 'The complaint intake key (`postline fbl-secret`)' },
           fblKeyQuery: { type: 'apiKey', in: 'query', name: 'key', description: 'The complaint intake key, for senders that cannot set a header' },
+          session: {
+            type: 'apiKey', in: 'cookie', name: 'postline_session',
+            description: 'The dashboard\'s session (POST /api/v1/session). Every POST, PUT, PATCH and DELETE made with it must also send X-CSRF-Token (the csrfToken of the session), or it is refused with 403.',
+          },
         },
       },
     },
@@ -35,7 +39,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transform: ({ schema, url, route }) => {
       const s = { ...(schema ?? {}) } as Record<string, unknown>;
       if (url.startsWith('/api/v1') && !route.config?.public) {
-        s.security = [{ bearer: [] }, { apiKey: [] }];
+        s.security = s.security ?? [{ bearer: [] }, { apiKey: [] }, { session: [] }];
         const response = { ...((s.response as Record<string, unknown>) ?? {}) };
         for (const [status, { description }] of Object.entries(COMMON_ERROR_RESPONSES)) {
           if (!response[status]) response[status] = { description, content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } };

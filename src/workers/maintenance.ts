@@ -1,6 +1,8 @@
 import { purgeRateLimitWindows } from '../db/queries/apiKeys.js';
 import { purgeIdempotencyKeys } from '../db/queries/idempotency.js';
 import { purgeDeliveries } from '../db/queries/hooks.js';
+import { purgeSignInState } from '../db/queries/sessions.js';
+import { throttleWindowStart } from '../domain/users/throttle.js';
 import type { Queryable } from '../db/pool.js';
 import type { Clock } from '../clock.js';
 import { rateWindowStart } from '../domain/apiKeys.js';
@@ -9,12 +11,14 @@ export const DELIVERY_LOG_DAYS = 30;
 
 /**
  * One maintenance pass: drop idempotency records past 24 h, closed rate-limit windows and
- * webhook attempt logs older than 30 days.
+ * webhook attempt logs older than 30 days, expired sessions and sign-in links, and sign-in
+ * throttle windows no longer current.
  */
-export async function runMaintenance(db: Queryable, clock: Clock): Promise<{ idempotency: number; rateWindows: number; hookDeliveries: number }> {
+export async function runMaintenance(db: Queryable, clock: Clock): Promise<{ idempotency: number; rateWindows: number; hookDeliveries: number; signIn: number }> {
   const now = clock.now();
   const idempotency = await purgeIdempotencyKeys(db, now);
   const rateWindows = await purgeRateLimitWindows(db, rateWindowStart(now));
   const hookDeliveries = await purgeDeliveries(db, new Date(now.getTime() - DELIVERY_LOG_DAYS * 86_400_000));
-  return { idempotency, rateWindows, hookDeliveries };
+  const signIn = await purgeSignInState(db, now, throttleWindowStart(now));
+  return { idempotency, rateWindows, hookDeliveries, signIn };
 }

@@ -161,7 +161,7 @@ test('openapi: the domain routes are documented with schemas and examples', asyn
   ];
   for (const op of ops) {
     assert.ok(op, 'operation present');
-    assert.deepEqual(op.security, [{ bearer: [] }, { apiKey: [] }]);
+    assert.deepEqual(op.security, [{ bearer: [] }, { apiKey: [] }, { session: [] }]);
     assert.ok(op.tags.includes('domains'));
     assert.ok(op.responses['401']);
   }

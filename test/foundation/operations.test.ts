@@ -34,7 +34,7 @@ test('openapi: the 3.1 document lists routes with auth schemes and problem respo
   assert.ok(doc.components.securitySchemes.bearer);
   assert.ok(doc.components.securitySchemes.apiKey);
   const me = doc.paths['/api/v1/me'].get;
-  assert.deepEqual(me.security, [{ bearer: [] }, { apiKey: [] }]);
+  assert.deepEqual(me.security, [{ bearer: [] }, { apiKey: [] }, { session: [] }]);
   assert.ok(me.responses['200']);
   assert.ok(me.responses['401']);
   assert.ok(me.responses['429']);

@@ -34,6 +34,8 @@ const automation = await create('/api/v1/automations', {
   name: 'A welcome series', trigger: { event: 'signup' },
   steps: [{ type: 'wait', duration: '1d' }, { type: 'send', templateId: template.id, from: { email: 'hi@a-corp.test' } }],
 });
+const apiKey = await create('/api/v1/keys', { name: 'A key' });
+const user = await create('/api/v1/users', { email: 'person@a-corp.test', password: 'a long passphrase' });
 
 const idFor: Record<string, string> = {
   domains: domain.id,
@@ -47,7 +49,11 @@ const idFor: Record<string, string> = {
   imports: importJob.id as string,
   campaigns: campaign.id as string,
   automations: automation.id as string,
+  keys: apiKey.id as string,
+  users: user.id as string,
 };
+// A PATCH body the resource's schema accepts, so the answer is about the id, not the body.
+const patchBody: Record<string, unknown> = { users: { email: 'hijacked@b-corp.test' } };
 
 test('tenant isolation: every route with a resource id answers 404 to another account', async () => {
   const doc = (await app.inject({ url: '/api/v1/openapi.json' })).json();
@@ -62,7 +68,7 @@ test('tenant isolation: every route with a resource id answers 404 to another ac
       for (const target of ids) {
         const url = path.replace(/\{[^}]+\}/, encodeURIComponent(target));
         const bodyless = method === 'get' || method === 'delete';
-        const res = await app.inject({ method: method.toUpperCase() as 'GET', url, headers: bodyless ? b.live : json(b.live), payload: bodyless ? undefined : method === 'patch' ? { name: 'hijacked' } : {} });
+        const res = await app.inject({ method: method.toUpperCase() as 'GET', url, headers: bodyless ? b.live : json(b.live), payload: bodyless ? undefined : method === 'patch' ? (patchBody[resource] ?? { name: 'hijacked' }) : {} });
         assert.equal(res.statusCode, 404, `${method.toUpperCase()} ${url} as B → ${res.statusCode} ${res.body.slice(0, 200)}`);
         checked++;
       }
@@ -72,7 +78,7 @@ test('tenant isolation: every route with a resource id answers 404 to another ac
 });
 
 test("tenant isolation: B's lists never show A's data, and the suppression list is per account", async () => {
-  for (const url of ['/api/v1/templates', '/api/v1/domains', '/api/v1/hooks', '/api/v1/lists', '/api/v1/subscribers', '/api/v1/segments', '/api/v1/emails', '/api/v1/captured', '/api/v1/imports', '/api/v1/suppression', '/api/v1/templates/folders', '/api/v1/campaigns', '/api/v1/automations']) {
+  for (const url of ['/api/v1/templates', '/api/v1/domains', '/api/v1/hooks', '/api/v1/lists', '/api/v1/subscribers', '/api/v1/segments', '/api/v1/emails', '/api/v1/captured', '/api/v1/imports', '/api/v1/suppression', '/api/v1/templates/folders', '/api/v1/campaigns', '/api/v1/automations', '/api/v1/keys', '/api/v1/users']) {
     const res = await app.inject({ url, headers: b.live });
     assert.equal(res.statusCode, 200, url);
     const body = res.body;

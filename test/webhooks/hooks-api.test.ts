@@ -191,7 +191,7 @@ test('openapi: every hooks route is documented with examples', async () => {
     const op = doc.paths[path]?.[method];
     assert.ok(op, `${method} ${path} documented`);
     assert.ok(op.responses[status], `${method} ${path} ${status}`);
-    assert.deepEqual(op.security, [{ bearer: [] }, { apiKey: [] }]);
+    assert.deepEqual(op.security, [{ bearer: [] }, { apiKey: [] }, { session: [] }]);
     if (status !== '204') assert.ok(JSON.stringify(op.responses[status]).includes('example'), `${method} ${path} has an example`);
   }
   assert.ok(JSON.stringify(doc.paths['/api/v1/hooks'].post.requestBody).includes('example'));

@@ -24,16 +24,34 @@ export async function insertApiKey(
   return rows[0];
 }
 
+// Keyset page for the API's key list; the caller fetches limit + 1 rows.
+export async function pageApiKeys(
+  db: Queryable, accountId: string, k: { where: string; orderBy: string; params: unknown[] }, limit: number,
+): Promise<ApiKeyRow[]> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE account_id = $1 AND ${k.where} ORDER BY ${k.orderBy} LIMIT ${limit + 1}`,
+    [accountId, ...k.params],
+  );
+  return rows;
+}
+
+// Scoped by account: another account's key id is simply not found.
+export async function getApiKey(db: Queryable, accountId: string, id: string): Promise<ApiKeyRow | null> {
+  const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = $1 AND id = $2`, [accountId, id]);
+  return rows[0] ?? null;
+}
+
 export async function listApiKeys(db: Queryable, accountId: string): Promise<ApiKeyRow[]> {
   const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY id`, [accountId]);
   return rows;
 }
 
 // Revocation is a timestamp, not a delete, so the key's history stays readable.
-export async function revokeApiKey(db: Queryable, id: string, at: Date): Promise<ApiKeyRow | null> {
+// A NULL account ($3) is the operator's CLI, which may revoke any key.
+export async function revokeApiKey(db: Queryable, id: string, at: Date, accountId: string | null): Promise<ApiKeyRow | null> {
   const { rows } = await db.query<ApiKeyRow>(
-    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, at],
+    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 AND ($3::text IS NULL OR account_id = $3) RETURNING ${COLUMNS}`,
+    [id, at, accountId],
   );
   return rows[0] ?? null;
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { authenticate, RATE_WINDOW_MS, rateWindowStart } from '../../domain/apiKeys.js';
+import { authenticateSession, CSRF_HEADER, csrfMatches, SESSION_COOKIE } from '../../domain/users/sessions.js';
 import { AppError } from '../../errors.js';
 
 function presentedKey(request: FastifyRequest): string | undefined {
@@ -13,10 +14,15 @@ function presentedKey(request: FastifyRequest): string | undefined {
   return Array.isArray(x) ? x[0] : x;
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /**
- * API key auth and the per-account rate limit for every /api/v1 route not marked public.
- * One query authenticates and counts (db/queries/apiKeys.ts); the RateLimit-* headers go
- * on every authenticated response, and the 601st request in a window gets 429.
+ * Authentication and the per-account rate limit for every /api/v1 route not marked public.
+ * An API key (Authorization or X-Api-Key) wins; without one, the dashboard's session cookie
+ * is accepted, and then every state-changing request must carry the session's CSRF token in
+ * X-CSRF-Token — whatever its Origin, so no cross-site form or misconfigured proxy can
+ * write with a person's cookie. One query authenticates and counts; the RateLimit-* headers
+ * go on every authenticated response, and the 601st request in a window gets 429.
  */
 export const authPlugin = fp(async (app: FastifyInstance) => {
   app.decorateRequest('auth', null as never);
@@ -24,7 +30,19 @@ export const authPlugin = fp(async (app: FastifyInstance) => {
     const url = request.routeOptions.url;
     if (!url || !url.startsWith('/api/v1') || request.routeOptions.config.public) return;
     const now = app.deps.clock.now();
-    request.auth = await authenticate(app.deps.relaxedPool ?? app.deps.pool, presentedKey(request), now);
+    const db = app.deps.relaxedPool ?? app.deps.pool;
+    const key = presentedKey(request);
+    const cookie = key === undefined ? request.cookies[SESSION_COOKIE] : undefined;
+    if (cookie) {
+      const session = await authenticateSession(db, cookie, now);
+      const header = request.headers[CSRF_HEADER];
+      if (!SAFE_METHODS.has(request.method) && !csrfMatches(session.csrfToken, Array.isArray(header) ? header[0] : header)) {
+        throw new AppError('forbidden', 'Missing or wrong X-CSRF-Token header: a write authenticated by the session cookie must carry the csrfToken of GET /api/v1/session');
+      }
+      request.auth = session;
+    } else {
+      request.auth = await authenticate(db, key, now);
+    }
     const limit = app.deps.config.rateLimits[request.auth.mode];
     const resetMs = rateWindowStart(now).getTime() + RATE_WINDOW_MS - now.getTime();
     const reset = Math.max(1, Math.ceil(resetMs / 1000));

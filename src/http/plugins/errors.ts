@@ -85,6 +85,6 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`),
+    app.dashboardShell?.(request, reply) ?? sendProblem(request, reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`),
   );
 });

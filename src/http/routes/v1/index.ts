@@ -10,8 +10,11 @@ import { capturedRoutes } from './captured.js';
 import { domainRoutes } from './domains.js';
 import { emailRoutes } from './emails.js';
 import { hookRoutes } from './hooks.js';
+import { keyRoutes } from './keys.js';
 import { meRoutes } from './me.js';
 import { accountHealthRoutes } from './account-health.js';
+import { sessionRoutes } from './session.js';
+import { userRoutes } from './users.js';
 import { suppressionRoutes } from './suppression.js';
 import { templateRoutes } from './templates.js';
 
@@ -19,6 +22,9 @@ import { templateRoutes } from './templates.js';
 export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(meRoutes);
   await app.register(accountHealthRoutes);
+  await app.register(sessionRoutes);
+  await app.register(userRoutes);
+  await app.register(keyRoutes);
   await app.register(domainRoutes);
   await app.register(emailRoutes);
   await app.register(capturedRoutes);

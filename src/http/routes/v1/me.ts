@@ -1,9 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import type { SessionAuth } from '../../../domain/users/sessions.js';
 
 const Me = Type.Object({
   account: Type.Object({ id: Type.String(), name: Type.String() }),
-  key: Type.Object({ id: Type.String(), mode: Type.Union([Type.Literal('live'), Type.Literal('test')]), prefix: Type.String() }),
+  key: Type.Union([
+    Type.Object({ id: Type.String(), mode: Type.Union([Type.Literal('live'), Type.Literal('test')]), prefix: Type.String() }),
+    Type.Null(),
+  ], { description: 'The key used; null when a signed-in dashboard user (session cookie) asks' }),
+  user: Type.Optional(Type.Object({ id: Type.String(), email: Type.String() }, { description: 'Present for a session: the signed-in person' })),
 });
 
 export async function meRoutes(app: FastifyInstance): Promise<void> {
@@ -12,6 +17,7 @@ export async function meRoutes(app: FastifyInstance): Promise<void> {
       operationId: 'getMe',
       summary: 'Verify an API key',
       description: 'What connectors call to check a key: the account it belongs to and whether it is a live or test key.',
+      operationId: 'getMe',
       tags: ['account'],
       response: {
         200: {
@@ -22,6 +28,7 @@ export async function meRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request) => ({
     account: { id: request.auth.accountId, name: request.auth.accountName },
-    key: { id: request.auth.keyId, mode: request.auth.mode, prefix: request.auth.prefix },
+    key: request.auth.keyId ? { id: request.auth.keyId, mode: request.auth.mode, prefix: request.auth.prefix ?? '' } : null,
+    ...(request.auth.via === 'session' ? { user: { id: (request.auth as SessionAuth).userId, email: (request.auth as SessionAuth).email } } : {}),
   }));
 }

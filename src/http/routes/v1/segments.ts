@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { SEGMENT_FIELDS, SEGMENT_OPS } from '../../../domain/segment-sql.js';
-import { createSegment, deleteSegment, getSegment, listSegments, segmentSubscribers, updateSegment } from '../../../domain/segments.js';
+import { countDefinition, createSegment, deleteSegment, getSegment, listSegments, segmentSubscribers, updateSegment } from '../../../domain/segments.js';
 import {
   audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, SubscriberSchema, subscriberExample, withSandbox,
 } from './audience-common.js';
@@ -93,6 +93,23 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
     const r = await audienceWrite(app, request, (db) => createSegment(db, request.auth.accountId, request.body, clock.now()));
     return reply.code(201).send(withSandbox(r));
   });
+
+  app.post('/api/v1/segments/count', {
+    schema: {
+      operationId: 'countSegment',
+      summary: 'Count the subscribers matching unsaved conditions',
+      description: 'Validates `match` and `conditions` exactly as creating a segment does, stores nothing, and answers how many subscribers match now (whatever their status). The dashboard\'s rule builder calls it as you edit.',
+      tags,
+      body: Type.Object({ match: Type.Optional(Match), conditions: Conditions }, {
+        additionalProperties: false,
+        examples: [{ match: 'all', conditions: [{ field: 'attributes.plan', op: 'eq', value: 'pro' }] }],
+      }),
+      response: {
+        200: { ...Type.Object({ subscriberCount: Type.Integer({ description: 'Subscribers matching now' }) }), examples: [{ subscriberCount: 412 }] },
+        422: Invalid,
+      },
+    },
+  }, async (request) => ({ subscriberCount: await countDefinition(pool, request.auth.accountId, request.body, clock.now()) }));
 
   app.get('/api/v1/segments/:id', {
     schema: {

@@ -1,0 +1,303 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { Browser, Page } from 'playwright-core';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { testDatabase } from '../helpers/db.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import {
+  axeViolations, ensureDashboardBuilt, launchBrowser, newContext, PageProblems, screenshotPath, sidewaysOverflow, startServer, type RunningServer,
+} from './harness.js';
+
+/**
+ * The dashboard in headless Chromium against the real server (`postline start`) on loopback:
+ * the person's path from the first-start link to sending mail, then every page at desktop and
+ * phone width with axe-core, no sideways scroll, no console error or failed request.
+ */
+const FIRST_LOAD_BUDGET = 300 * 1024;
+let server: RunningServer;
+let dns: TestDnsServer;
+let receiver: WebhookReceiver;
+let browser: Browser;
+let page: Page;
+const problems = new PageProblems();
+const ids: Record<string, string> = {};
+let liveKey = '';
+const jsSizes = new Map<string, number>();
+
+// At the top level: testDatabase() drops its database in an `after` of the file.
+ensureDashboardBuilt();
+const db = await testDatabase();
+
+before(async () => {
+  [dns, receiver] = await Promise.all([startDnsServer(), startWebhookReceiver()]);
+  server = await startServer({
+    DATABASE_URL: db.url,
+    POSTLINE_DATA_DIR: mkdtempSync(join(tmpdir(), 'postline-e2e-')),
+    POSTLINE_SECRET: 'e2e-secret-0123456789abcdef0123',
+    POSTLINE_FBL_SECRET: 'fbl_e2e-secret-0123456789',
+    POSTLINE_DELIVERY: 'capture',
+    POSTLINE_DNS_SERVERS: dns.address,
+    POSTLINE_TRACKING_HOST: 'track.postline.test',
+    POSTLINE_WEBHOOK_ALLOW_PRIVATE: 'true',
+  });
+  browser = await launchBrowser();
+  const context = await newContext(browser);
+  page = await context.newPage();
+  page.setDefaultTimeout(60_000);
+  problems.watch(page);
+  page.on('response', async (r) => {
+    if (r.url().endsWith('.js') && r.ok()) jsSizes.set(r.url(), gzipSync(await r.body()).length);
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  await Promise.all([dns?.close(), receiver?.close()]);
+});
+
+function assertNoProblems(where: string): void {
+  assert.deepEqual(problems.take(), [], `problems on ${where}`);
+}
+
+async function api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${server.baseUrl}/api/v1${path}`, {
+    method, headers: { authorization: `Bearer ${liveKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+  });
+  assert.ok(res.ok, `${method} ${path}: ${res.status}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** A test whose failure also tells where the page was, what it showed and what went wrong in it. */
+function step(name: string, fn: () => Promise<void>): void {
+  test(name, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      const text = page ? await page.locator('body').innerText({ timeout: 5000 }).catch(() => '') : '';
+      const where = page ? page.url() : '(no page)';
+      if (page) await page.screenshot({ path: screenshotPath(`failed-${name.split(':')[0].replace(/\W+/g, '-')}`) }).catch(() => {});
+      throw new Error(`${(err as Error).message}\n--- at ${where}\n--- page text:\n${text.slice(0, 1500)}\n--- problems:\n${problems.take().join('\n')}\n--- server log (last lines):\n${server?.output().split('\n').filter((l) => !l.includes('FSTDEP')).slice(-15).join('\n')}`);
+    }
+  });
+}
+
+const firstLoadJs = () => [...jsSizes.values()].reduce((a, b) => a + b, 0);
+
+step('first start prints the dashboard URL and a one-time link; the link signs the owner in to set email and password', async () => {
+  const out = server.output();
+  assert.match(out, new RegExp(`Dashboard: ${server.baseUrl}/`));
+  const link = /sign in once with (\S+)/.exec(out)?.[1];
+  assert.ok(link, out);
+  await page.goto(link);
+  await page.waitForURL(`${server.baseUrl}/settings/account`);
+  assert.doesNotMatch(page.url(), /link=/, 'the token leaves the address bar');
+  const mine = page.getByRole('form', { name: 'Your sign-in' });
+  await mine.getByLabel('Email', { exact: true }).fill('owner@e2e-shop.test');
+  await mine.getByLabel('New password (at least 10 characters)').fill('a long e2e passphrase');
+  await mine.getByRole('button', { name: 'Save' }).click();
+  await page.getByText('Saved.').waitFor();
+  assertNoProblems('account');
+});
+
+step('sign-out, then sign in with the plain form from the keyboard; first-load JS stays within budget signed out and signed in', async () => {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.waitForURL(`${server.baseUrl}/sign-in`);
+  jsSizes.clear();
+  await page.goto(`${server.baseUrl}/`);
+  await page.waitForURL(/\/sign-in$/);
+  await page.locator('input[type=email]').waitFor();
+  const signedOut = firstLoadJs();
+  assert.ok(signedOut <= FIRST_LOAD_BUDGET, `signed-out first load: ${signedOut} bytes of gzipped JS`);
+  await page.locator('input[type=email]').focus();
+  await page.keyboard.type('owner@e2e-shop.test');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('a long e2e passphrase');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  const signedIn = firstLoadJs();
+  assert.ok(signedIn <= FIRST_LOAD_BUDGET, `signed-in first load: ${signedIn} bytes of gzipped JS`);
+  process.stdout.write(`# first-load JS (gzip): signed out ${(signedOut / 1024).toFixed(1)} KiB, signed in ${(signedIn / 1024).toFixed(1)} KiB\n`);
+  assert.equal(await page.locator('input[type=submit], button[type=submit]').count(), 0);
+  assertNoProblems('sign-in');
+});
+
+step('API keys: a live key and a test key, each shown once with a copy button, gone after a reload', async () => {
+  await page.goto(`${server.baseUrl}/settings/keys`);
+  await page.getByLabel('Name', { exact: true }).fill('e2e server');
+  await page.getByRole('button', { name: 'Create live key' }).click();
+  liveKey = (await page.getByTestId('new-key').textContent()) ?? '';
+  assert.match(liveKey, /^sk_live_/);
+  await page.getByRole('button', { name: 'Copy', exact: true }).waitFor();
+  await page.getByLabel(/Test key/).check();
+  await page.getByRole('button', { name: 'Create test key' }).click();
+  await page.getByTestId('new-key').filter({ hasText: /^sk_test_/ }).waitFor();
+  const testKey = await page.getByTestId('new-key').textContent();
+  await page.reload();
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  await page.getByRole('cell', { name: 'e2e server', exact: true }).waitFor();
+  const html = await page.content();
+  assert.ok(!html.includes(liveKey) && !html.includes(testKey!), 'no trace of the keys after a reload, hidden attributes included');
+  assert.equal(await page.getByTestId('new-key').count(), 0);
+  ids.key = liveKey;
+  assertNoProblems('keys');
+});
+
+step('domains: add a domain, publish its records on the test DNS server, Verify, then Check tracking CNAME', async () => {
+  await page.goto(`${server.baseUrl}/settings/domains`);
+  await page.getByLabel('Domain', { exact: true }).fill('e2e-shop.test');
+  await page.getByRole('button', { name: 'Add domain' }).click();
+  await page.waitForURL(/\/settings\/domains\/dom_/);
+  ids.domain = page.url().split('/').pop()!;
+  const domain = await api('GET', `/domains/${ids.domain}`) as { records: { type: string; name: string; value: string; priority?: number }[] };
+  for (const r of domain.records) {
+    if (r.type === 'MX') dns.setRecords(r.name, 'MX', [{ exchange: r.value, priority: r.priority! }]);
+    else if (r.type === 'CNAME') dns.setRecords(r.name, 'CNAME', [r.value]);
+    else dns.setRecords(r.name, 'TXT', [r.value]);
+  }
+  await page.getByRole('button', { name: 'Verify' }).click();
+  await page.getByRole('heading', { name: /e2e-shop\.test verified/ }).waitFor();
+  await page.getByRole('button', { name: 'Check tracking CNAME' }).click();
+  await page.getByTestId('tracking-state').filter({ hasText: 'Links and the open pixel use your domain' }).waitFor();
+  assertNoProblems('domain');
+});
+
+step('webhooks: create with event checkboxes, the secret once, a test delivery in the log', async () => {
+  await page.goto(`${server.baseUrl}/webhooks`);
+  await page.getByLabel('Endpoint URL', { exact: true }).fill(receiver.url);
+  await page.getByRole('checkbox', { name: 'open', exact: true }).first().check();
+  await page.getByRole('button', { name: 'Create webhook' }).click();
+  const secret = (await page.getByTestId('hook-secret').textContent()) ?? '';
+  assert.match(secret, /^whsec_/);
+  await page.reload();
+  await page.getByRole('link', { name: receiver.url }).waitFor();
+  assert.ok(!(await page.content()).includes(secret), 'the secret is gone after a reload');
+  await page.getByRole('link', { name: receiver.url }).click();
+  await page.getByRole('button', { name: 'Send test' }).click();
+  await page.getByText(/Test delivered \(HTTP 200\)/).waitFor();
+  await page.getByTestId('delivery-log').getByText('test').first().waitFor();
+  ids.hook = page.url().split('/').pop()!;
+  assert.ok(receiver.requests.length >= 1);
+  assertNoProblems('webhook');
+});
+
+step('templates: create, edit, live preview through the render endpoint; a template error names line and column', async () => {
+  await page.goto(`${server.baseUrl}/templates`);
+  await page.getByLabel('New template name').fill('Welcome');
+  await page.getByRole('button', { name: 'Create template' }).click();
+  await page.waitForURL(/\/templates\/tpl_/);
+  ids.template = page.url().split('/').pop()!;
+  await page.getByLabel('Folder', { exact: true }).fill('Onboarding');
+  await page.getByLabel('HTML', { exact: true }).fill('<h1>Hello {{ name }}, welcome!</h1>');
+  await page.getByRole('button', { name: 'Save and preview' }).click();
+  await page.frameLocator('iframe[title="HTML preview"]').getByText('Hello Ada, welcome!').waitFor();
+  await problems.expecting([/HTTP 422/, /status of 422/], async () => {
+    await page.getByLabel('HTML', { exact: true }).fill('<p>\n[for item in items]\n{{ item }}');
+    await page.getByRole('button', { name: 'Save and preview' }).click();
+    await page.getByRole('alert').filter({ hasText: /line \d+, column \d+/ }).first().waitFor();
+  });
+  await page.getByLabel('HTML', { exact: true }).fill('<h1>Hello {{ name }}, welcome!</h1>');
+  await page.getByRole('button', { name: 'Save and preview' }).click();
+  await page.getByText('Saved').waitFor();
+  assertNoProblems('template');
+});
+
+step('suppression: add one, bulk add, search, remove', async () => {
+  await page.goto(`${server.baseUrl}/suppression`);
+  await page.getByLabel('Address', { exact: true }).fill('blocked@example.com');
+  await page.getByRole('button', { name: 'Suppress' }).click();
+  await page.getByRole('cell', { name: 'blocked@example.com', exact: true }).waitFor();
+  await page.getByLabel('Bulk add (one address per line)').fill('a1@example.com\na2@example.com');
+  await page.getByRole('button', { name: 'Add all' }).click();
+  await page.getByText('Added 2; 0 already suppressed.').waitFor();
+  await page.getByRole('button', { name: 'Remove blocked@example.com' }).click();
+  await page.getByText('blocked@example.com removed from the suppression list.').waitFor();
+  assert.equal(await page.getByRole('cell', { name: 'blocked@example.com', exact: true }).count(), 0);
+  assertNoProblems('suppression');
+});
+
+step('lists: create a list, import a CSV and watch the progress reach 100 %', async () => {
+  await page.goto(`${server.baseUrl}/lists`);
+  await page.getByLabel('New list name').fill('Newsletter');
+  await page.getByRole('button', { name: 'Create list' }).click();
+  await page.waitForURL(/\/lists\/lst_/);
+  ids.list = page.url().split('/').pop()!;
+  const rows = Array.from({ length: 40 }, (_, i) => `reader${i}@example.org,Reader ${i},${i % 2 ? 'pro' : 'free'}`);
+  await page.getByLabel('…or paste CSV').fill(['email,name,plan', ...rows].join('\n'));
+  await page.getByRole('button', { name: 'Import', exact: true }).click();
+  await page.getByTestId('import-status').filter({ hasText: 'Done: 40 created' }).waitFor();
+  assert.equal(await page.getByTestId('import-progress').getAttribute('value'), '100');
+  await page.getByTestId('subscribers').getByText('reader39@example.org').waitFor();
+  assertNoProblems('list');
+});
+
+step('segments: the rule builder shows a live count, and saves', async () => {
+  await page.goto(`${server.baseUrl}/segments/new`);
+  await page.getByLabel('Name', { exact: true }).fill('Pro readers');
+  await page.getByLabel('Field 1').fill('attributes.plan');
+  await page.getByLabel('Operator 1').selectOption('eq');
+  await page.getByLabel('Value 1').fill('pro');
+  await page.getByTestId('segment-count').filter({ hasText: '20 subscribers match now' }).waitFor();
+  await page.getByRole('button', { name: 'Save segment' }).click();
+  await page.waitForURL(/\/segments\/seg_/);
+  ids.segment = page.url().split('/').pop()!;
+  assertNoProblems('segment');
+});
+
+step('messages: a sent message with its timeline; captured mail with its rendered preview and raw source', async () => {
+  const sent = await api('POST', '/emails', { to: 'ada@example.net', from: { email: 'hello@e2e-shop.test' }, subject: 'Your receipt', html: '<p>Thanks, Ada!</p>', tags: ['receipt'] });
+  ids.message = sent.id as string;
+  for (let i = 0; i < 120; i++) {
+    const m = await api('GET', `/emails/${ids.message}`);
+    if (m.status === 'delivered') break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await page.goto(`${server.baseUrl}/messages?tag=receipt`);
+  await page.getByRole('link', { name: 'Your receipt' }).click();
+  await page.getByTestId('timeline').getByText('delivered').waitFor();
+  await page.goto(`${server.baseUrl}/captured`);
+  await page.getByRole('link', { name: 'Your receipt' }).click();
+  await page.frameLocator('iframe[title="Rendered message"]').getByText('Thanks, Ada!').waitFor();
+  await page.getByText('Raw source (captured mail only)').click();
+  await page.getByTestId('raw-source').filter({ hasText: 'Subject: Your receipt' }).waitFor();
+  assertNoProblems('messages');
+});
+
+step('every page: its own URL survives a reload, axe-core finds nothing serious, no sideways scroll at 1280 and 390 px, screenshots', async () => {
+  const pages: [string, string][] = [
+    ['overview', '/'], ['messages', '/messages'], ['message', `/messages/${ids.message}`], ['templates', '/templates'],
+    ['template', `/templates/${ids.template}`], ['suppression', '/suppression'], ['lists', '/lists'], ['list', `/lists/${ids.list}`],
+    ['subscribers', '/subscribers'], ['segments', '/segments'], ['segment', `/segments/${ids.segment}`], ['webhooks', '/webhooks'],
+    ['webhook', `/webhooks/${ids.hook}`], ['captured', '/captured'], ['captured-message', `/captured/${ids.message}`],
+    ['keys', '/settings/keys'], ['domains', '/settings/domains'], ['domain', `/settings/domains/${ids.domain}`], ['account', '/settings/account'],
+  ];
+  const failures: string[] = [];
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    for (const [name, path] of pages) {
+      await page.goto(`${server.baseUrl}${path}`);
+      await page.locator('main h1').first().waitFor();
+      await page.waitForLoadState('networkidle');
+      await page.locator('.loading').waitFor({ state: 'detached' });
+      assert.equal(new URL(page.url()).pathname, path.split('?')[0], `${path} stays at its URL`);
+      const overflow = await sidewaysOverflow(page);
+      if (overflow > 0) failures.push(`${name} at ${width}px scrolls sideways by ${overflow}px`);
+      if (width === 1280) for (const v of await axeViolations(page)) failures.push(`${name}: ${v}`);
+      await page.screenshot({ path: screenshotPath(`${name}-${width}`), fullPage: true });
+      for (const p of problems.take()) failures.push(`${name} at ${width}px: ${p}`);
+    }
+  }
+  await page.setViewportSize({ width: 390, height: 900 });
+  await page.context().clearCookies();
+  await page.goto(`${server.baseUrl}/sign-in`);
+  await page.locator('input[type=email]').waitFor();
+  for (const v of await axeViolations(page)) failures.push(`sign-in: ${v}`);
+  if ((await sidewaysOverflow(page)) > 0) failures.push('sign-in scrolls sideways at 390px');
+  await page.screenshot({ path: screenshotPath('sign-in-390') });
+  failures.push(...problems.take());
+  assert.deepEqual(failures, []);
+});

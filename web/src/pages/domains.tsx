@@ -1,0 +1,113 @@
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
+import { del, get, post, qs, type Page } from '../api';
+import { Badge, CopyButton, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+
+interface DnsRecord { type: string; name: string; value: string; priority?: number; purpose: string; required: boolean; status: string; checkedAt: string | null; detail: string | null }
+interface Domain {
+  id: string; name: string; status: 'pending' | 'verified'; records: DnsRecord[];
+  tracking: { host: string; target: string; status: 'pending' | 'verified' | 'failed'; checkedAt: string | null };
+  createdAt: string; verifiedAt: string | null; checkedAt: string | null;
+}
+
+export function DomainsPage() {
+  const [params] = useSearchParams();
+  const cursor = params.get('cursor');
+  const domains = useLoad(() => get<Page<Domain>>(`/domains${qs({ cursor })}`), [cursor]);
+  const [name, setName] = useState('');
+  const add = useAction();
+  const navigate = useNavigate();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const d = await add.run(() => post<Domain>('/domains', { name }));
+    if (d) navigate(`/settings/domains/${d.id}`);
+  };
+  return (
+    <>
+      <h1>Sender domains</h1>
+      <form className="card inline" onSubmit={submit} aria-label="Add a domain">
+        <div>
+          <label htmlFor="domain-name">Domain</label>
+          <input id="domain-name" required value={name} onChange={(e) => setName(e.target.value)} placeholder="acme.com" />
+        </div>
+        <button type="submit" disabled={add.busy}>Add domain</button>
+      </form>
+      {add.error && <ErrorState error={add.error} />}
+      <Show loaded={domains}>
+        {(page) => page.data.length === 0 ? <Empty>No domains yet. Add the domain you send from, then publish its DNS records.</Empty> : (
+          <>
+            <table>
+              <thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">Tracking links</th><th scope="col">Added</th></tr></thead>
+              <tbody>{page.data.map((d) => (
+                <tr key={d.id}>
+                  <td><Link to={`/settings/domains/${d.id}`}>{d.name}</Link></td>
+                  <td><Badge value={d.status} /></td>
+                  <td><Badge value={d.tracking.status} /></td>
+                  <td><When at={d.createdAt} /></td>
+                </tr>
+              ))}</tbody>
+            </table>
+            <Pager nextCursor={page.nextCursor} />
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
+
+/** The deliverability page: every record with its status and a copy button, Verify, Check tracking CNAME. */
+export function DomainPage() {
+  const { id } = useParams();
+  const domain = useLoad(() => get<Domain>(`/domains/${id}`), [id]);
+  const [fresh, setFresh] = useState<Domain | null>(null);
+  const action = useAction();
+  const navigate = useNavigate();
+  const verify = async (path: string) => {
+    const d = await action.run(() => post<Domain>(`/domains/${id}/${path}`));
+    if (d) setFresh(d);
+  };
+  return (
+    <Show loaded={domain}>
+      {(loaded) => {
+        const d = fresh ?? loaded;
+        return (
+          <>
+            <p><Link to="/settings/domains">← Domains</Link></p>
+            <h1>{d.name} <Badge value={d.status} /></h1>
+            <p className="muted">Publish these records at your DNS provider, then press Verify. Last checked: <When at={d.checkedAt} /></p>
+            <div className="actions">
+              <button type="button" onClick={() => void verify('verify')} disabled={action.busy}>Verify</button>
+              <button type="button" onClick={() => void verify('tracking/verify')} disabled={action.busy}>Check tracking CNAME</button>
+            </div>
+            {action.error && <ErrorState error={action.error} />}
+            <section aria-labelledby="track-h" className="card">
+              <h2 id="track-h">Tracking links</h2>
+              <p data-testid="tracking-state">
+                {d.tracking.status === 'verified'
+                  ? <>Links and the open pixel use your domain: <code>{d.tracking.host}</code>.</>
+                  : <>Links still use Postline&apos;s host. Point <code>{d.tracking.host}</code> (CNAME) at <code>{d.tracking.target}</code> and press Check tracking CNAME.</>}
+                {' '}<Badge value={d.tracking.status} /> <When at={d.tracking.checkedAt} />
+              </p>
+            </section>
+            <h2>DNS records</h2>
+            <ul className="records">
+              {d.records.map((r) => (
+                <li key={r.purpose} className="card">
+                  <div className="record-head">
+                    <strong>{r.purpose.replaceAll('_', ' ')}</strong> <span className="muted">{r.type}{r.priority !== undefined ? ` (priority ${r.priority})` : ''}{r.required ? ' · required' : ' · recommended'}</span> <Badge value={r.status} />
+                  </div>
+                  <dl>
+                    <dt>Name</dt><dd><code className="wrap">{r.name}</code> <CopyButton value={r.name} ariaLabel={`Copy name of the ${r.purpose} record`} /></dd>
+                    <dt>Value</dt><dd><code className="wrap">{r.value}</code> <CopyButton value={r.value} ariaLabel={`Copy value of the ${r.purpose} record`} /></dd>
+                  </dl>
+                  {r.detail && <p className="muted">{r.detail}</p>}
+                </li>
+              ))}
+            </ul>
+            <button type="button" className="danger" onClick={() => confirm(`Delete ${d.name}?`) && void action.run(() => del(`/domains/${d.id}`)).then(() => navigate('/settings/domains'))}>Delete domain</button>
+          </>
+        );
+      }}
+    </Show>
+  );
+}

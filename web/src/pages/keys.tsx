@@ -1,0 +1,76 @@
+import { useState, type FormEvent } from 'react';
+import { useSearchParams } from 'react-router';
+import { del, get, post, qs, type Page } from '../api';
+import { Badge, CopyButton, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+
+interface ApiKey { id: string; mode: 'live' | 'test'; name: string | null; prefix: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null }
+
+/** Settings → API keys: live keys, and test keys with the option right next to creation. The key is shown once. */
+export default function KeysPage() {
+  const [params] = useSearchParams();
+  const cursor = params.get('cursor');
+  const keys = useLoad(() => get<Page<ApiKey>>(`/keys${qs({ cursor, limit: 50 })}`), [cursor]);
+  const [name, setName] = useState('');
+  const [test, setTest] = useState(false);
+  const [created, setCreated] = useState<(ApiKey & { key: string }) | null>(null);
+  const create = useAction();
+  const revoke = useAction();
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const k = await create.run(() => post<ApiKey & { key: string }>('/keys', { ...(name ? { name } : {}), mode: test ? 'test' : 'live' }));
+    if (k) {
+      setCreated(k);
+      setName('');
+      keys.reload();
+    }
+  };
+
+  return (
+    <>
+      <h1>API keys</h1>
+      <form className="card inline" onSubmit={submit} aria-label="Create an API key">
+        <div>
+          <label htmlFor="key-name">Name</label>
+          <input id="key-name" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} placeholder="e.g. production server" />
+        </div>
+        <label className="check"><input type="checkbox" checked={test} onChange={(e) => setTest(e.target.checked)} /> Test key (sk_test_: validates, sends nothing)</label>
+        <button type="submit" disabled={create.busy}>Create {test ? 'test' : 'live'} key</button>
+      </form>
+      {create.error && <ErrorState error={create.error} />}
+      {created && (
+        <div className="reveal" role="status">
+          <p><strong>Your new {created.mode} key.</strong> Copy it now: it is shown only this once.</p>
+          <code className="secret" data-testid="new-key">{created.key}</code> <CopyButton value={created.key} />
+          <button type="button" className="link" onClick={() => setCreated(null)}>Done</button>
+        </div>
+      )}
+      {revoke.error && <ErrorState error={revoke.error} />}
+      <Show loaded={keys}>
+        {(page) => page.data.length === 0 ? <Empty>No API keys yet.</Empty> : (
+          <>
+            <table>
+              <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Mode</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span className="sr">Actions</span></th></tr></thead>
+              <tbody>
+                {page.data.map((k) => (
+                  <tr key={k.id}>
+                    <td>{k.name ?? <span className="muted">unnamed</span>}</td>
+                    <td><code>{k.prefix}…</code></td>
+                    <td><Badge value={k.mode} /></td>
+                    <td><When at={k.createdAt} /></td>
+                    <td><When at={k.lastUsedAt} /></td>
+                    <td>{k.revokedAt ? <span className="muted">revoked <When at={k.revokedAt} /></span> : (
+                      <button type="button" className="danger" disabled={revoke.busy} aria-label={`Revoke ${k.name ?? k.prefix}`}
+                        onClick={() => confirm(`Revoke ${k.prefix}…? Requests with it will get 401.`) && void revoke.run(() => del(`/keys/${k.id}`)).then(keys.reload)}>Revoke</button>
+                    )}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <Pager nextCursor={page.nextCursor} />
+          </>
+        )}
+      </Show>
+    </>
+  );
+}

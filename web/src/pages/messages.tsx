@@ -1,0 +1,99 @@
+import { Link, useParams, useSearchParams } from 'react-router';
+import { useState } from 'react';
+import { api, get, qs, type Page } from '../api';
+import { Badge, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+
+interface Message { id: string; status: string; from: { email: string; name: string | null }; to: string; subject: string; tags: string[]; attempts: number; lastResponse: string | null; lastMx: string | null; createdAt: string; deliveredAt: string | null; nextAttemptAt: string | null }
+interface Event { id: string; type: string; occurredAt: string; url?: string; data: Record<string, unknown> }
+const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed'];
+
+export function MessagesPage() {
+  const [params, setParams] = useSearchParams();
+  const to = params.get('to') ?? '';
+  const status = params.get('status') ?? '';
+  const tag = params.get('tag') ?? '';
+  const cursor = params.get('cursor');
+  const messages = useLoad(() => get<Page<Message>>(`/emails${qs({ to, status, tag, cursor, limit: 50 })}`), [to, status, tag, cursor]);
+  return (
+    <>
+      <h1>Messages</h1>
+      <form role="search" className="inline" onSubmit={(e) => { e.preventDefault(); const f = new FormData(e.currentTarget); setParams(qs({ to: String(f.get('to') ?? ''), status: String(f.get('status') ?? ''), tag: String(f.get('tag') ?? '') }).slice(1)); }}>
+        <div><label htmlFor="m-to">Recipient</label><input id="m-to" name="to" type="search" defaultValue={to} placeholder="ada@example.com" /></div>
+        <div>
+          <label htmlFor="m-status">Status</label>
+          <select id="m-status" name="status" defaultValue={status}><option value="">any</option>{STATUSES.map((s) => <option key={s}>{s}</option>)}</select>
+        </div>
+        <div><label htmlFor="m-tag">Tag</label><input id="m-tag" name="tag" type="search" defaultValue={tag} /></div>
+        <button type="submit">Search</button>
+      </form>
+      <Show loaded={messages}>
+        {(page) => page.data.length === 0 ? <Empty>No messages{to || status || tag ? ' match' : ' yet. Send one with POST /api/v1/emails'}.</Empty> : (
+          <>
+            <table>
+              <thead><tr><th scope="col">To</th><th scope="col">Subject</th><th scope="col">Status</th><th scope="col">Sent</th></tr></thead>
+              <tbody>{page.data.map((m) => (
+                <tr key={m.id}>
+                  <td className="wrap">{m.to}</td>
+                  <td className="wrap"><Link to={`/messages/${m.id}`}>{m.subject || '(no subject)'}</Link>{m.tags.length > 0 && <div className="muted">{m.tags.join(', ')}</div>}</td>
+                  <td><Badge value={m.status} /></td>
+                  <td><When at={m.createdAt} /></td>
+                </tr>
+              ))}</tbody>
+            </table>
+            <Pager nextCursor={page.nextCursor} />
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
+
+/** A message: its fields, the timeline of events, the rendered body and, when captured, the raw source. */
+export function MessagePage() {
+  const { id } = useParams();
+  const message = useLoad(() => get<Message & { html: string | null; text: string | null; events: Event[] }>(`/emails/${id}`), [id]);
+  return (
+    <Show loaded={message}>
+      {(m) => (
+        <>
+          <p><Link to="/messages">← Messages</Link></p>
+          <h1 className="wrap">{m.subject || '(no subject)'}</h1>
+          <dl className="facts">
+            <dt>Status</dt><dd><Badge value={m.status} /></dd>
+            <dt>From</dt><dd className="wrap">{m.from.name ? `${m.from.name} <${m.from.email}>` : m.from.email}</dd>
+            <dt>To</dt><dd className="wrap">{m.to}</dd>
+            <dt>Tags</dt><dd>{m.tags.join(', ') || '—'}</dd>
+            <dt>Attempts</dt><dd>{m.attempts}{m.lastMx ? ` via ${m.lastMx}` : ''}</dd>
+            <dt>Last response</dt><dd className="wrap">{m.lastResponse ?? '—'}</dd>
+            <dt>Id</dt><dd><code className="wrap">{m.id}</code></dd>
+          </dl>
+          <h2>Timeline</h2>
+          <ol className="timeline" data-testid="timeline">
+            <li><When at={m.createdAt} /> accepted</li>
+            {m.events.map((e) => (
+              <li key={e.id}><When at={e.occurredAt} /> <Badge value={e.type} /> {e.url && <span className="wrap">{e.url}</span>} {typeof e.data.reason === 'string' && <span className="wrap">{e.data.reason}</span>}</li>
+            ))}
+          </ol>
+          {m.html && (<><h2>Rendered</h2><iframe title="Message preview" sandbox="" srcDoc={m.html} className="mail-frame" /></>)}
+          {!m.html && m.text && (<><h2>Text</h2><pre className="wrap">{m.text}</pre></>)}
+          <RawSource id={m.id} />
+        </>
+      )}
+    </Show>
+  );
+}
+
+/** The raw bytes of a captured message (capture mode), fetched when opened. */
+export function RawSource({ id }: { id: string }) {
+  const [raw, setRaw] = useState<string | null>(null);
+  const load = useAction();
+  return (
+    <details onToggle={(e) => {
+      if ((e.currentTarget as HTMLDetailsElement).open && raw === null) void load.run(async () => setRaw(await api<string>('GET', `/captured/${id}`)));
+    }}>
+      <summary>Raw source (captured mail only)</summary>
+      {load.error && <ErrorState error={load.error} />}
+      {raw !== null && <pre className="raw" data-testid="raw-source">{raw}</pre>}
+    </details>
+  );
+}

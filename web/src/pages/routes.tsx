@@ -1,0 +1,41 @@
+import { Link, Route, Routes } from 'react-router';
+import type { SessionInfo } from '../session';
+import AccountPage from './account';
+import { ListPage, ListsPage, SubscribersPage } from './audience';
+import { CapturedMessagePage, CapturedPage } from './captured';
+import { DomainPage, DomainsPage } from './domains';
+import KeysPage from './keys';
+import { MessagePage, MessagesPage } from './messages';
+import OverviewPage from './overview';
+import { SegmentPage, SegmentsPage } from './segments';
+import SuppressionPage from './suppression';
+import { TemplatePage, TemplatesPage } from './templates';
+import { WebhookPage, WebhooksPage } from './webhooks';
+
+/** Every page has its own URL; the server answers each with the app, so a reload lands here again. */
+export default function Pages({ session, onSessionChange }: { session: SessionInfo; onSessionChange: (s: Partial<SessionInfo>) => void }) {
+  return (
+    <Routes>
+      <Route index element={<OverviewPage session={session} />} />
+      <Route path="messages" element={<MessagesPage />} />
+      <Route path="messages/:id" element={<MessagePage />} />
+      <Route path="templates" element={<TemplatesPage />} />
+      <Route path="templates/:id" element={<TemplatePage />} />
+      <Route path="suppression" element={<SuppressionPage />} />
+      <Route path="lists" element={<ListsPage />} />
+      <Route path="lists/:id" element={<ListPage />} />
+      <Route path="subscribers" element={<SubscribersPage />} />
+      <Route path="segments" element={<SegmentsPage />} />
+      <Route path="segments/:id" element={<SegmentPage />} />
+      <Route path="webhooks" element={<WebhooksPage />} />
+      <Route path="webhooks/:id" element={<WebhookPage />} />
+      <Route path="captured" element={<CapturedPage />} />
+      <Route path="captured/:id" element={<CapturedMessagePage />} />
+      <Route path="settings/keys" element={<KeysPage />} />
+      <Route path="settings/domains" element={<DomainsPage />} />
+      <Route path="settings/domains/:id" element={<DomainPage />} />
+      <Route path="settings/account" element={<AccountPage session={session} onSessionChange={onSessionChange} />} />
+      <Route path="*" element={<><h1>Page not found</h1><p>There is no page at this address. <Link to="/">Go to the overview</Link>.</p></>} />
+    </Routes>
+  );
+}

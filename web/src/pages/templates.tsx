@@ -1,0 +1,167 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
+import { ApiError, del, get, patch, post, qs, type Page, type Problem } from '../api';
+import { Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+
+interface Template { id: string; name: string; folder: string | null; subject: string | null; html: string | null; text: string | null; createdAt: string; updatedAt: string }
+
+export function TemplatesPage() {
+  const [params, setParams] = useSearchParams();
+  const folder = params.get('folder');
+  const cursor = params.get('cursor');
+  const q = params.get('q') ?? '';
+  const folders = useLoad(() => get<{ data: { folder: string | null; count: number }[] }>('/templates/folders'), []);
+  const templates = useLoad(() => get<Page<Template>>(`/templates${qs({ folder, cursor, q })}`), [folder, cursor, q]);
+  const [name, setName] = useState('');
+  const create = useAction();
+  const navigate = useNavigate();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const t = await create.run(() => post<Template>('/templates', { name, folder, subject: 'Hello {{ name | there }}', html: '<p>Hello {{ name | there }}!</p>' }));
+    if (t) navigate(`/templates/${t.id}`);
+  };
+  return (
+    <>
+      <h1>Templates</h1>
+      <form className="card inline" onSubmit={submit} aria-label="New template">
+        <div>
+          <label htmlFor="tpl-name">New template name</label>
+          <input id="tpl-name" required value={name} onChange={(e) => setName(e.target.value)} />
+        </div>
+        <button type="submit" disabled={create.busy}>Create template</button>
+      </form>
+      {create.error && <ErrorState error={create.error} />}
+      <div className="split">
+        <nav aria-label="Folders" className="folders">
+          <h2>Folders</h2>
+          <ul>
+            <li><Link to="/templates" aria-current={!folder ? 'page' : undefined}>All templates</Link></li>
+            {folders.data?.data.filter((f) => f.folder).map((f) => (
+              <li key={f.folder}><Link to={`/templates${qs({ folder: f.folder })}`} aria-current={folder === f.folder ? 'page' : undefined}>{f.folder} ({f.count})</Link></li>
+            ))}
+          </ul>
+        </nav>
+        <section>
+          <form role="search" onSubmit={(e) => { e.preventDefault(); const v = new FormData(e.currentTarget).get('q'); setParams(qs({ folder, q: String(v ?? '') }).slice(1)); }}>
+            <label htmlFor="tpl-q">Search templates</label>
+            <input id="tpl-q" name="q" defaultValue={q} type="search" />
+            <button type="submit">Search</button>
+          </form>
+          <Show loaded={templates}>
+            {(page) => page.data.length === 0 ? <Empty>No templates here yet.</Empty> : (
+              <>
+                <table>
+                  <thead><tr><th scope="col">Name</th><th scope="col">Folder</th><th scope="col">Subject</th><th scope="col">Updated</th></tr></thead>
+                  <tbody>{page.data.map((t) => (
+                    <tr key={t.id}>
+                      <td><Link to={`/templates/${t.id}`}>{t.name}</Link></td>
+                      <td>{t.folder ?? '—'}</td>
+                      <td className="wrap">{t.subject ?? ''}</td>
+                      <td><When at={t.updatedAt} /></td>
+                    </tr>
+                  ))}</tbody>
+                </table>
+                <Pager nextCursor={page.nextCursor} />
+              </>
+            )}
+          </Show>
+        </section>
+      </div>
+    </>
+  );
+}
+
+/** Editor with live preview through POST /templates/{id}/render; template errors show line and column. */
+export function TemplatePage() {
+  const { id } = useParams();
+  const loaded = useLoad(() => get<Template>(`/templates/${id}`), [id]);
+  return <Show loaded={loaded}>{(t) => <TemplateEditor key={t.id} template={t} />}</Show>;
+}
+
+function TemplateEditor({ template }: { template: Template }) {
+  const [draft, setDraft] = useState({ name: template.name, folder: template.folder ?? '', subject: template.subject ?? '', html: template.html ?? '', text: template.text ?? '' });
+  const [variables, setVariables] = useState('{\n  "name": "Ada"\n}');
+  const [saved, setSaved] = useState<string | null>(null);
+  const [preview, setPreview] = useState<{ subject: string | null; html: string | null; text: string | null } | null>(null);
+  const [previewError, setPreviewError] = useState<Problem | null>(null);
+  const save = useAction();
+  const navigate = useNavigate();
+  const set = (k: keyof typeof draft) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value });
+
+  // Live preview: save the draft, then render it with the sample variables (debounced).
+  const [renderTick, setRenderTick] = useState(0);
+  useEffect(() => {
+    const timer = setTimeout(async () => {
+      let vars: unknown;
+      try {
+        vars = JSON.parse(variables);
+      } catch {
+        setPreviewError({ title: 'Variables are not JSON', status: 0, detail: 'Fix the sample variables to see the preview.' });
+        return;
+      }
+      try {
+        setPreview(await post(`/templates/${template.id}/render`, { variables: vars }));
+        setPreviewError(null);
+      } catch (e) {
+        setPreviewError(e instanceof ApiError ? e.problem : { title: 'Preview failed', status: 0, detail: String(e) });
+      }
+    }, 300);
+    return () => clearTimeout(timer);
+  }, [variables, renderTick, template.id]);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const r = await save.run(() => patch<Template>(`/templates/${template.id}`, {
+      name: draft.name, folder: draft.folder || null, subject: draft.subject || null, html: draft.html || null, text: draft.text || null,
+    }));
+    if (r) {
+      setSaved(r.updatedAt);
+      setRenderTick((t) => t + 1);
+    }
+  };
+  return (
+    <>
+      <p><Link to="/templates">← Templates</Link></p>
+      <h1>{draft.name}</h1>
+      <div className="editor">
+        <form onSubmit={submit} className="card" aria-label="Template">
+          <label htmlFor="t-name">Name</label>
+          <input id="t-name" required value={draft.name} onChange={set('name')} />
+          <label htmlFor="t-folder">Folder</label>
+          <input id="t-folder" value={draft.folder} onChange={set('folder')} />
+          <label htmlFor="t-subject">Subject</label>
+          <input id="t-subject" value={draft.subject} onChange={set('subject')} />
+          <label htmlFor="t-html">HTML</label>
+          <textarea id="t-html" rows={12} value={draft.html} onChange={set('html')} spellCheck={false} />
+          <label htmlFor="t-text">Text</label>
+          <textarea id="t-text" rows={5} value={draft.text} onChange={set('text')} spellCheck={false} />
+          <label htmlFor="t-vars">Sample variables (JSON)</label>
+          <textarea id="t-vars" rows={4} value={variables} onChange={(e) => setVariables(e.target.value)} spellCheck={false} />
+          <div className="actions">
+            <button type="submit" disabled={save.busy}>Save and preview</button>
+            <button type="button" className="danger" onClick={() => confirm('Delete this template?') && void save.run(() => del(`/templates/${template.id}`)).then(() => navigate('/templates'))}>Delete</button>
+          </div>
+          {saved && <p role="status" className="muted">Saved <When at={saved} /></p>}
+          {save.error && <ErrorState error={save.error} />}
+        </form>
+        <section aria-labelledby="preview-h" className="card preview">
+          <h2 id="preview-h">Preview</h2>
+          {previewError && (
+            <div className="error" role="alert">
+              <strong>{previewError.title}</strong>
+              <p>{previewError.detail}</p>
+              {previewError.line !== undefined && <p data-testid="template-error-position">{previewError.field}: line {previewError.line}, column {previewError.column}</p>}
+            </div>
+          )}
+          {preview && (
+            <>
+              <p><strong>Subject:</strong> <span data-testid="preview-subject">{preview.subject}</span></p>
+              {preview.html !== null && <iframe title="HTML preview" sandbox="" srcDoc={preview.html} className="mail-frame" />}
+              {preview.text !== null && <pre className="wrap">{preview.text}</pre>}
+            </>
+          )}
+        </section>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,6 @@
+export interface SessionInfo {
+  user: { id: string; email: string; hasPassword: boolean; accountId: string };
+  account: { id: string; name: string; monthlyQuota: number | null };
+  csrfToken: string;
+  expiresAt: string;
+}
