@@ -14,7 +14,6 @@ const Me = Type.Object({
 export async function meRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/v1/me', {
     schema: {
-      operationId: 'getMe',
       summary: 'Verify an API key',
       description: 'What connectors call to check a key: the account it belongs to and whether it is a live or test key.',
       operationId: 'getMe',
