@@ -267,11 +267,48 @@ step('messages: a sent message with its timeline; captured mail with its rendere
   assertNoProblems('messages');
 });
 
+step('campaigns: create a draft, send it, watch progress reach 100 %, open the report; the overview charts the days', async () => {
+  await page.goto(`${server.baseUrl}/campaigns`);
+  await page.getByText('No campaigns yet.').waitFor();
+  await page.getByRole('link', { name: 'New campaign' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('November news');
+  await page.getByLabel('Subject', { exact: true }).fill('News for {{ subscriber.name | you }}');
+  await page.getByLabel('From address').fill('news@e2e-shop.test');
+  await page.getByRole('checkbox', { name: 'Newsletter' }).check();
+  await page.getByLabel('HTML', { exact: true }).fill('<p>Hi {{ subscriber.name | there }}</p><p><a href="https://e2e-shop.test/blog">Read the blog</a></p>');
+  await page.getByLabel('Tags (comma separated)').fill('news');
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  await page.waitForURL(/\/campaigns\/cmp_/);
+  ids.campaign = page.url().split('/').pop()!;
+  await page.getByRole('heading', { name: /November news/ }).getByText('draft').waitFor();
+  await page.getByRole('button', { name: 'Send now' }).click();
+  await page.getByTestId('campaign-percent').filter({ hasText: /^100 %/ }).waitFor({ timeout: 120_000 });
+  assert.equal(await page.getByTestId('campaign-progress').getAttribute('value'), '100');
+  await page.getByRole('heading', { name: /November news/ }).getByText('sent').waitFor({ timeout: 60_000 });
+  await page.reload();
+  const report = page.getByTestId('campaign-report');
+  await report.getByText('Delivered').waitFor();
+  assert.match((await report.textContent()) ?? '', /40Delivered · 100\.0 %/);
+  await page.getByRole('img', { name: /Hourly activity: Delivered 40/ }).waitFor();
+  await page.getByRole('link', { name: 'Recipients' }).click();
+  await page.getByRole('cell', { name: 'reader0@example.org' }).waitFor();
+  await page.goto(`${server.baseUrl}/campaigns?status=sent`);
+  await page.getByRole('link', { name: 'November news' }).waitFor();
+  await page.goto(`${server.baseUrl}/campaigns?status=draft`);
+  await page.getByText('No draft campaigns.').waitFor();
+  await page.goto(`${server.baseUrl}/`);
+  await page.getByTestId('overview-stats').getByText('Delivered').waitFor();
+  assert.match((await page.getByTestId('overview-stats').textContent()) ?? '', /41Sent/);
+  await page.getByRole('img', { name: /Daily activity: Sent 41, Delivered 41/ }).waitFor();
+  assertNoProblems('campaigns');
+});
+
 step('every page: its own URL survives a reload, axe-core finds nothing serious, no sideways scroll at 1280 and 390 px, screenshots', async () => {
   const pages: [string, string][] = [
     ['overview', '/'], ['messages', '/messages'], ['message', `/messages/${ids.message}`], ['templates', '/templates'],
     ['template', `/templates/${ids.template}`], ['suppression', '/suppression'], ['lists', '/lists'], ['list', `/lists/${ids.list}`],
     ['subscribers', '/subscribers'], ['segments', '/segments'], ['segment', `/segments/${ids.segment}`], ['webhooks', '/webhooks'],
+    ['campaigns', '/campaigns'], ['campaign-new', '/campaigns/new'], ['campaign', `/campaigns/${ids.campaign}`], ['campaign-recipients', `/campaigns/${ids.campaign}/recipients`],
     ['webhook', `/webhooks/${ids.hook}`], ['captured', '/captured'], ['captured-message', `/captured/${ids.message}`],
     ['keys', '/settings/keys'], ['domains', '/settings/domains'], ['domain', `/settings/domains/${ids.domain}`], ['account', '/settings/account'],
   ];

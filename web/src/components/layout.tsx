@@ -10,6 +10,7 @@ const NAV: [string, string][] = [
   ['/subscribers', 'Subscribers'],
   ['/segments', 'Segments'],
   ['/suppression', 'Suppression'],
+  ['/campaigns', 'Campaigns'],
   ['/webhooks', 'Webhooks'],
   ['/captured', 'Captured mail'],
   ['/settings/domains', 'Domains'],

@@ -1,9 +1,71 @@
 import { Link } from 'react-router';
 import { get, type Page } from '../api';
+import { LineChart } from '../components/chart';
 import { Show, useLoad } from '../components/state';
 import type { SessionInfo } from '../session';
 
 interface Health { domains: { name: string; id: string; status: string; tracking: { status: string } }[]; hooks: { id: string; url: string; status: string }[] }
+
+interface DayCounts { sent: number; delivered: number; hardBounced: number; softBounced: number; complaints: number; opens: number; uniqueOpens: number; clicks: number; uniqueClicks: number }
+interface Stats {
+  from: string; to: string;
+  counts: DayCounts;
+  rates: { delivery: number; open: number; click: number; bounce: number; complaint: number };
+  quota: { used: number; limit: number | null; resetsAt: string };
+  daily: ({ date: string } & DayCounts)[];
+  health: { status: string; bounceRate: number; complaintRate: number; sendingBlocked: boolean };
+}
+
+const pct = (r: number) => `${(r * 100).toFixed(1)} %`;
+
+/** The last 30 days from GET /api/v1/stats: totals, a daily chart, the quota bar and the sending health. */
+function AccountStats() {
+  const stats = useLoad(() => get<Stats>('/stats'), []);
+  return (
+    <Show loaded={stats}>
+      {(s) => {
+        const bounces = s.counts.hardBounced + s.counts.softBounced;
+        const tiles: [string, number, string?][] = [
+          ['Sent', s.counts.sent], ['Delivered', s.counts.delivered, pct(s.rates.delivery)], ['Bounces', bounces, pct(s.rates.bounce)],
+          ['Opens', s.counts.opens, `${pct(s.rates.open)} unique`], ['Clicks', s.counts.clicks, `${pct(s.rates.click)} unique`],
+        ];
+        return (
+          <>
+            <section aria-labelledby="stats-h">
+              <h2 id="stats-h">Last 30 days <span className="muted">({s.from} to {s.to}, UTC)</span></h2>
+              <div className="stats" data-testid="overview-stats">
+                {tiles.map(([label, n, rate]) => <div className="stat" key={label}><strong>{n}</strong>{label}{rate && <span className="muted"> · {rate}</span>}</div>)}
+              </div>
+              <LineChart
+                title="Daily activity"
+                points={s.daily.map((d) => ({ x: d.date, sent: d.sent, delivered: d.delivered, bounces: d.hardBounced + d.softBounced, opens: d.opens, clicks: d.clicks }))}
+                series={[{ key: 'sent', label: 'Sent', color: '#5a6270' }, { key: 'delivered', label: 'Delivered', color: '#17663a' }, { key: 'bounces', label: 'Bounces', color: '#a31b1b' }, { key: 'opens', label: 'Opens', color: '#1f5fbf' }, { key: 'clicks', label: 'Clicks', color: '#7a3fb0' }]}
+                xLabel={(x) => x.slice(5)}
+              />
+            </section>
+            <section className="card" aria-labelledby="quota-h">
+              <h2 id="quota-h">Monthly quota</h2>
+              {s.quota.limit === null ? <p>{s.quota.used} messages this month; no limit.</p> : (
+                <>
+                  <label htmlFor="quota-bar">{s.quota.used} of {s.quota.limit} messages this month</label>
+                  <progress id="quota-bar" className="quota" max={s.quota.limit} value={Math.min(s.quota.used, s.quota.limit)}>{pct(s.quota.used / s.quota.limit)}</progress>
+                </>
+              )}
+              <p className="muted">Resets <time dateTime={s.quota.resetsAt}>{new Date(s.quota.resetsAt).toLocaleDateString()}</time>.</p>
+            </section>
+            <section className="card" aria-labelledby="sending-h">
+              <h2 id="sending-h">Sending health</h2>
+              <p data-testid="sending-health">
+                {s.health.status === 'ok' ? 'OK' : s.health.status === 'warning' ? 'Warning' : 'At risk'}: bounce rate {pct(s.health.bounceRate)}, complaint rate {pct(s.health.complaintRate)} over the last 7 days.
+                {s.health.sendingBlocked && ' Campaign sending is blocked until the risk is acknowledged.'}
+              </p>
+            </section>
+          </>
+        );
+      }}
+    </Show>
+  );
+}
 
 /** Account health from the documented list routes: what still needs doing before mail flows well. */
 function AccountHealth() {
@@ -39,7 +101,8 @@ export default function OverviewPage({ session }: { session: SessionInfo }) {
   return (
     <>
       <h1>Overview</h1>
-      <p className="muted">{session.account.name}: monthly quota {session.account.monthlyQuota ?? 'unlimited'}.</p>
+      <p className="muted">{session.account.name}</p>
+      <AccountStats />
       <AccountHealth />
     </>
   );

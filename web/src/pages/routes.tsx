@@ -2,6 +2,7 @@ import { Link, Route, Routes } from 'react-router';
 import type { SessionInfo } from '../session';
 import AccountPage from './account';
 import { ListPage, ListsPage, SubscribersPage } from './audience';
+import { CampaignPage, CampaignRecipientsPage, CampaignsPage, NewCampaignPage } from './campaigns';
 import { CapturedMessagePage, CapturedPage } from './captured';
 import { DomainPage, DomainsPage } from './domains';
 import KeysPage from './keys';
@@ -27,6 +28,10 @@ export default function Pages({ session, onSessionChange }: { session: SessionIn
       <Route path="subscribers" element={<SubscribersPage />} />
       <Route path="segments" element={<SegmentsPage />} />
       <Route path="segments/:id" element={<SegmentPage />} />
+      <Route path="campaigns" element={<CampaignsPage />} />
+      <Route path="campaigns/new" element={<NewCampaignPage />} />
+      <Route path="campaigns/:id" element={<CampaignPage />} />
+      <Route path="campaigns/:id/recipients" element={<CampaignRecipientsPage />} />
       <Route path="webhooks" element={<WebhooksPage />} />
       <Route path="webhooks/:id" element={<WebhookPage />} />
       <Route path="captured" element={<CapturedPage />} />

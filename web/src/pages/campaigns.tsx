@@ -1,0 +1,279 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
+import { get, post, qs, type Page } from '../api';
+import { LineChart } from '../components/chart';
+import { Badge, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+
+const STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled'] as const;
+
+interface Counts {
+  sent: number; delivered: number; deferred: number; hardBounced: number; softBounced: number; complaints: number;
+  unsubscribes: number; opens: number; uniqueOpens: number; machineOpens: number; clicks: number; uniqueClicks: number; cancelled: number;
+  skipped: Record<string, number>;
+}
+interface Progress { recipients: number; queued: number; remaining: number; percent: number; startedAt: string | null; finishedAt: string | null; etaSeconds: number | null }
+interface CampaignSummary { id: string; name: string; subject: string | null; status: string; scheduledAt: string | null; createdAt: string; progress?: Progress }
+interface Campaign extends CampaignSummary {
+  from: { email: string; name?: string | null };
+  audience: { lists: string[]; segment?: string | null; excludeLists?: string[] };
+  tags: string[];
+  throttle: number | null;
+  pauseReason: string | null;
+  progress: Progress;
+  counts: Counts;
+  rates: Record<'delivery' | 'open' | 'click' | 'clickToOpen' | 'bounce' | 'complaint' | 'unsubscribe', number>;
+  topLinks: { url: string; clicks: number; uniqueClicks: number }[];
+  timeline: { hour: string; delivered: number; opens: number; clicks: number; bounces: number }[];
+}
+interface NamedRow { id: string; name: string }
+
+export function CampaignsPage() {
+  const [params, setParams] = useSearchParams();
+  const cursor = params.get('cursor');
+  const status = params.get('status') ?? '';
+  const campaigns = useLoad(() => get<Page<CampaignSummary>>(`/campaigns${qs({ status, cursor, limit: 50 })}`), [status, cursor]);
+  return (
+    <>
+      <h1>Campaigns</h1>
+      <p><Link to="/campaigns/new">New campaign</Link></p>
+      <form role="search" className="inline" onSubmit={(e) => { e.preventDefault(); const f = new FormData(e.currentTarget); setParams(qs({ status: String(f.get('status') ?? '') }).slice(1)); }}>
+        <div>
+          <label htmlFor="cmp-status">Status</label>
+          <select id="cmp-status" name="status" defaultValue={status}>
+            <option value="">any</option>
+            {STATUSES.map((s) => <option key={s}>{s}</option>)}
+          </select>
+        </div>
+        <button type="submit">Filter</button>
+      </form>
+      <Show loaded={campaigns}>
+        {(page) => page.data.length === 0 ? <Empty>{status ? `No ${status} campaigns.` : <>No campaigns yet. <Link to="/campaigns/new">Create a draft</Link>.</>}</Empty> : (
+          <>
+            <table>
+              <thead><tr><th scope="col">Campaign</th><th scope="col">Status</th><th scope="col">Scheduled</th><th scope="col">Created</th></tr></thead>
+              <tbody>{page.data.map((c) => (
+                <tr key={c.id}>
+                  <td><Link to={`/campaigns/${c.id}`}>{c.name}</Link></td>
+                  <td><Badge value={c.status} /></td>
+                  <td><When at={c.scheduledAt} /></td>
+                  <td><When at={c.createdAt} /></td>
+                </tr>
+              ))}</tbody>
+            </table>
+            <Pager nextCursor={page.nextCursor} />
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
+
+/** A draft: the fields people fill in most; the rest (variables, headers, templates) stays in the API. */
+export function NewCampaignPage() {
+  const options = useLoad(async () => {
+    const [lists, segments] = await Promise.all([get<Page<NamedRow>>('/lists?limit=100'), get<Page<NamedRow>>('/segments?limit=100')]);
+    return { lists: lists.data, segments: segments.data };
+  }, []);
+  const [form, setForm] = useState({ name: '', subject: '', fromEmail: '', fromName: '', html: '', segment: '', throttle: '', tags: '' });
+  const [lists, setLists] = useState<string[]>([]);
+  const create = useAction();
+  const navigate = useNavigate();
+  const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const body = {
+      name: form.name,
+      subject: form.subject,
+      from: form.fromName ? { email: form.fromEmail, name: form.fromName } : { email: form.fromEmail },
+      html: form.html,
+      audience: form.segment ? { lists, segment: form.segment } : { lists },
+      ...(form.tags.trim() ? { tags: form.tags.split(',').map((t) => t.trim()).filter(Boolean) } : {}),
+      ...(form.throttle ? { throttle: Number(form.throttle) } : {}),
+    };
+    const c = await create.run(() => post<Campaign>('/campaigns', body));
+    if (c) navigate(`/campaigns/${c.id}`);
+  };
+  return (
+    <>
+      <p><Link to="/campaigns">← Campaigns</Link></p>
+      <h1>New campaign</h1>
+      <Show loaded={options}>
+        {(o) => (
+          <form className="card" onSubmit={submit} aria-label="New campaign">
+            <label htmlFor="c-name">Name</label>
+            <input id="c-name" required maxLength={200} value={form.name} onChange={set('name')} />
+            <label htmlFor="c-subject">Subject</label>
+            <input id="c-subject" required value={form.subject} onChange={set('subject')} placeholder="News for {{ subscriber.name | you }}" />
+            <div className="grid2">
+              <div><label htmlFor="c-from">From address</label><input id="c-from" type="email" required value={form.fromEmail} onChange={set('fromEmail')} /></div>
+              <div><label htmlFor="c-from-name">From name</label><input id="c-from-name" value={form.fromName} onChange={set('fromName')} /></div>
+            </div>
+            <fieldset>
+              <legend>Lists</legend>
+              {o.lists.length === 0 ? <p>No lists yet: <Link to="/lists">create one</Link> first.</p> : o.lists.map((l) => (
+                <label key={l.id} className="check">
+                  <input type="checkbox" checked={lists.includes(l.id)} onChange={(e) => setLists(e.target.checked ? [...lists, l.id] : lists.filter((x) => x !== l.id))} /> {l.name}
+                </label>
+              ))}
+            </fieldset>
+            <label htmlFor="c-segment">Segment (optional)</label>
+            <select id="c-segment" value={form.segment} onChange={set('segment')}>
+              <option value="">everyone in the lists</option>
+              {o.segments.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
+            </select>
+            <label htmlFor="c-html">HTML</label>
+            <textarea id="c-html" required rows={8} value={form.html} onChange={set('html')} placeholder={'<p>Hi {{ subscriber.name | there }}</p>'} />
+            <div className="grid2">
+              <div><label htmlFor="c-tags">Tags (comma separated)</label><input id="c-tags" value={form.tags} onChange={set('tags')} /></div>
+              <div><label htmlFor="c-throttle">Throttle (messages per minute, optional)</label><input id="c-throttle" type="number" min={1} max={100000} value={form.throttle} onChange={set('throttle')} /></div>
+            </div>
+            <button type="submit" disabled={create.busy}>Create draft</button>
+            {create.error && <ErrorState error={create.error} />}
+          </form>
+        )}
+      </Show>
+    </>
+  );
+}
+
+const pct = (r: number) => `${(r * 100).toFixed(1)} %`;
+const live = (status: string) => status === 'sending' || status === 'scheduled';
+
+export function CampaignPage() {
+  const { id } = useParams();
+  const campaign = useLoad(() => get<Campaign>(`/campaigns/${id}`), [id]);
+  const action = useAction();
+  const { reload } = campaign;
+  const status = campaign.data?.status;
+  // Live progress: poll the report while the campaign is under way.
+  useEffect(() => {
+    if (!status || !live(status)) return;
+    const timer = setTimeout(reload, 1000);
+    return () => clearTimeout(timer);
+  }, [status, campaign.data, reload]);
+  const act = (verb: 'send' | 'pause' | 'resume' | 'cancel') => async () => {
+    if (verb === 'cancel' && !confirm('Cancel this campaign? Unsent messages are removed.')) return;
+    if (await action.run(() => post(`/campaigns/${id}/${verb}`))) reload();
+  };
+  return (
+    <>
+      <p><Link to="/campaigns">← Campaigns</Link></p>
+      {campaign.error && !campaign.data ? <ErrorState error={campaign.error} onRetry={reload} /> : (
+        <Show loaded={campaign}>
+          {(c) => (
+            <>
+              <h1>{c.name} <Badge value={c.status} /></h1>
+              <p className="muted">From {c.from.name ? `${c.from.name} <${c.from.email}>` : c.from.email} · subject “{c.subject}”{c.tags.length > 0 && ` · tags ${c.tags.join(', ')}`}{c.throttle && ` · ${c.throttle}/min`}</p>
+              <div className="actions">
+                {c.status === 'draft' && <button type="button" onClick={act('send')} disabled={action.busy}>Send now</button>}
+                {c.status === 'sending' && <button type="button" onClick={act('pause')} disabled={action.busy}>Pause</button>}
+                {c.status === 'paused' && <button type="button" onClick={act('resume')} disabled={action.busy}>Resume</button>}
+                {['draft', 'scheduled', 'sending', 'paused'].includes(c.status) && <button type="button" className="danger" onClick={act('cancel')} disabled={action.busy}>Cancel campaign</button>}
+              </div>
+              {action.error && <ErrorState error={action.error} />}
+              {c.pauseReason && <p className="error" role="status">Paused: {c.pauseReason.replaceAll('_', ' ')}.</p>}
+              {c.status !== 'draft' && <CampaignProgress p={c.progress} status={c.status} />}
+              {c.status !== 'draft' && <CampaignReport c={c} />}
+            </>
+          )}
+        </Show>
+      )}
+    </>
+  );
+}
+
+function CampaignProgress({ p, status }: { p: Progress; status: string }) {
+  // Floor, so 99.8 % does not read as done.
+  const value = Math.floor(p.percent);
+  return (
+    <section className="card" aria-labelledby="progress-h">
+      <h2 id="progress-h">Progress</h2>
+      <label htmlFor="cmp-progress">{p.recipients - p.remaining} of {p.recipients} recipients done</label>
+      <progress id="cmp-progress" max={100} value={value} data-testid="campaign-progress">{value}%</progress>
+      <p aria-live="polite" data-testid="campaign-percent">
+        {value} %{status === 'sending' && p.etaSeconds !== null && ` · about ${p.etaSeconds} s left`}
+        {p.startedAt && <> · started <When at={p.startedAt} /></>}{p.finishedAt && <> · finished <When at={p.finishedAt} /></>}
+      </p>
+    </section>
+  );
+}
+
+function CampaignReport({ c }: { c: Campaign }) {
+  const k = c.counts;
+  const stats: [string, number, string?][] = [
+    ['Sent', k.sent], ['Delivered', k.delivered, pct(c.rates.delivery)], ['Opened', k.uniqueOpens, pct(c.rates.open)],
+    ['Clicked', k.uniqueClicks, pct(c.rates.click)], ['Bounced', k.hardBounced + k.softBounced, pct(c.rates.bounce)],
+    ['Complaints', k.complaints, pct(c.rates.complaint)], ['Unsubscribed', k.unsubscribes, pct(c.rates.unsubscribe)],
+  ];
+  return (
+    <section aria-labelledby="report-h">
+      <h2 id="report-h">Report</h2>
+      <div className="stats" data-testid="campaign-report">
+        {stats.map(([label, n, rate]) => <div className="stat" key={label}><strong>{n}</strong>{label}{rate && <span className="muted"> · {rate}</span>}</div>)}
+      </div>
+      <p className="muted">
+        Opens {k.opens} ({k.machineOpens} by privacy proxies) · clicks {k.clicks} · click-to-open {pct(c.rates.clickToOpen)} · deferred {k.deferred} · cancelled {k.cancelled} ·
+        skipped {Object.entries(k.skipped).map(([r, n]) => `${r} ${n}`).join(', ')}
+      </p>
+      <h3>Hourly activity</h3>
+      {c.timeline.length === 0 ? <Empty>No activity yet.</Empty> : (
+        <LineChart
+          title="Hourly activity"
+          points={c.timeline.map((t) => ({ x: t.hour, delivered: t.delivered, opens: t.opens, clicks: t.clicks, bounces: t.bounces }))}
+          series={[{ key: 'delivered', label: 'Delivered', color: '#17663a' }, { key: 'opens', label: 'Opens', color: '#1f5fbf' }, { key: 'clicks', label: 'Clicks', color: '#7a3fb0' }, { key: 'bounces', label: 'Bounces', color: '#a31b1b' }]}
+          xLabel={(x) => new Date(x).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit' })}
+        />
+      )}
+      <h3>Top links</h3>
+      {c.topLinks.length === 0 ? <Empty>No clicks yet.</Empty> : (
+        <table data-testid="top-links">
+          <thead><tr><th scope="col">Link</th><th scope="col">Clicks</th><th scope="col">Unique clicks</th></tr></thead>
+          <tbody>{c.topLinks.map((l) => <tr key={l.url}><td className="wrap">{l.url}</td><td>{l.clicks}</td><td>{l.uniqueClicks}</td></tr>)}</tbody>
+        </table>
+      )}
+      <p><Link to={`/campaigns/${c.id}/recipients`}>Recipients</Link></p>
+    </section>
+  );
+}
+
+export function CampaignRecipientsPage() {
+  const { id } = useParams();
+  const [params, setParams] = useSearchParams();
+  const cursor = params.get('cursor');
+  const status = params.get('status') ?? '';
+  const rows = useLoad(() => get<Page<{ subscriberId: string; messageId: string; email: string; status: string; attempts: number; lastResponse: string | null; deliveredAt: string | null }>>(`/campaigns/${id}/recipients${qs({ status, cursor, limit: 50 })}`), [id, status, cursor]);
+  return (
+    <>
+      <p><Link to={`/campaigns/${id}`}>← Campaign</Link></p>
+      <h1>Recipients</h1>
+      <form role="search" className="inline" onSubmit={(e) => { e.preventDefault(); const f = new FormData(e.currentTarget); setParams(qs({ status: String(f.get('status') ?? '') }).slice(1)); }}>
+        <div>
+          <label htmlFor="rcp-status">Status</label>
+          <select id="rcp-status" name="status" defaultValue={status}>
+            <option value="">any</option>
+            {['queued', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'held'].map((s) => <option key={s}>{s}</option>)}
+          </select>
+        </div>
+        <button type="submit">Filter</button>
+      </form>
+      <Show loaded={rows}>
+        {(page) => page.data.length === 0 ? <Empty>No recipients{status ? ` with status ${status}` : ''}.</Empty> : (
+          <>
+            <table>
+              <thead><tr><th scope="col">Address</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Delivered</th></tr></thead>
+              <tbody>{page.data.map((r) => (
+                <tr key={r.messageId}>
+                  <td className="wrap"><Link to={`/messages/${r.messageId}`}>{r.email}</Link></td>
+                  <td><Badge value={r.status} /></td>
+                  <td>{r.attempts}</td>
+                  <td><When at={r.deliveredAt} /></td>
+                </tr>
+              ))}</tbody>
+            </table>
+            <Pager nextCursor={page.nextCursor} />
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
