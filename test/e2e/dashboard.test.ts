@@ -303,12 +303,52 @@ step('campaigns: create a draft, send it, watch progress reach 100 %, open the r
   assertNoProblems('campaigns');
 });
 
+step('automations: an automation with its steps and counters, its runs filtered by status, a run with its history', async () => {
+  await page.goto(`${server.baseUrl}/automations`);
+  await page.getByText('No automations yet.').waitFor();
+  const automation = await api('POST', '/automations', {
+    name: 'Welcome series',
+    trigger: { event: 'e2e.signup' },
+    steps: [
+      { type: 'send', subject: 'Welcome, {{ data.name }}', html: '<p>Welcome!</p>', from: { email: 'hello@e2e-shop.test' } },
+      { type: 'wait', duration: '2d' },
+      { type: 'condition', if: { match: 'all', conditions: [{ field: 'email', op: 'contains', value: 'vip' }] }, then: [{ type: 'exit' }], else: [] },
+    ],
+    reentry: 'never',
+  });
+  ids.automation = automation.id as string;
+  const triggered = await api('POST', '/automations/trigger', { event: 'e2e.signup', email: 'grace@example.net', data: { name: 'Grace' } }) as { runs: { id: string }[] };
+  ids.run = triggered.runs[0]!.id;
+  for (let i = 0; i < 120; i++) {
+    const r = await api('GET', `/automations/${ids.automation}/runs/${ids.run}`);
+    if (r.status === 'waiting') break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  await page.goto(`${server.baseUrl}/automations`);
+  await page.getByRole('link', { name: 'Welcome series' }).click();
+  await page.getByTestId('automation-counters').filter({ hasText: '1In progress' }).waitFor();
+  await page.getByTestId('send-counters').filter({ hasText: 'sent 1 · skipped 0' }).waitFor();
+  await page.getByText('Wait 2d').waitFor();
+  await page.getByRole('link', { name: 'Runs', exact: true }).click();
+  await page.getByLabel('Status').selectOption('completed');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.getByText('No runs with status completed.').waitFor();
+  await page.getByLabel('Status').selectOption('waiting');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.getByRole('link', { name: 'grace@example.net' }).click();
+  await page.waitForURL(/\/runs\/run_/);
+  await page.getByTestId('run-history').getByText('sent', { exact: true }).waitFor();
+  await page.getByRole('link', { name: 'message' }).waitFor();
+  assertNoProblems('automations');
+});
+
 step('every page: its own URL survives a reload, axe-core finds nothing serious, no sideways scroll at 1280 and 390 px, screenshots', async () => {
   const pages: [string, string][] = [
     ['overview', '/'], ['messages', '/messages'], ['message', `/messages/${ids.message}`], ['templates', '/templates'],
     ['template', `/templates/${ids.template}`], ['suppression', '/suppression'], ['lists', '/lists'], ['list', `/lists/${ids.list}`],
     ['subscribers', '/subscribers'], ['segments', '/segments'], ['segment', `/segments/${ids.segment}`], ['webhooks', '/webhooks'],
     ['campaigns', '/campaigns'], ['campaign-new', '/campaigns/new'], ['campaign', `/campaigns/${ids.campaign}`], ['campaign-recipients', `/campaigns/${ids.campaign}/recipients`],
+    ['automations', '/automations'], ['automation', `/automations/${ids.automation}`], ['automation-runs', `/automations/${ids.automation}/runs`], ['automation-run', `/automations/${ids.automation}/runs/${ids.run}`],
     ['webhook', `/webhooks/${ids.hook}`], ['captured', '/captured'], ['captured-message', `/captured/${ids.message}`],
     ['keys', '/settings/keys'], ['domains', '/settings/domains'], ['domain', `/settings/domains/${ids.domain}`], ['account', '/settings/account'],
   ];

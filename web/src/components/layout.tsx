@@ -11,6 +11,7 @@ const NAV: [string, string][] = [
   ['/segments', 'Segments'],
   ['/suppression', 'Suppression'],
   ['/campaigns', 'Campaigns'],
+  ['/automations', 'Automations'],
   ['/webhooks', 'Webhooks'],
   ['/captured', 'Captured mail'],
   ['/settings/domains', 'Domains'],

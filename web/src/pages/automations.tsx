@@ -1,0 +1,214 @@
+import { useSearchParams, Link, useParams } from 'react-router';
+import { get, patch, post, qs, type Page } from '../api';
+import { Badge, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+
+interface Step { type: string; [key: string]: unknown }
+interface SendCounters { step: string; sent: number; skipped: number; delivered: number; opened: number; clicked: number }
+interface Automation {
+  id: string; name: string; status: 'active' | 'paused'; reentry: string;
+  trigger: { event: string; filter: unknown };
+  steps: Step[];
+  counters: { runsStarted: number; runsCompleted: number; runsExited: number; runsFailed: number; runsInProgress: number; sends: SendCounters[] };
+  createdAt: string; updatedAt: string;
+}
+interface Run {
+  id: string; automationId: string; email: string; data: Record<string, unknown>; status: string; position: string | null;
+  waitingFor: string | null; wakesAt: string | null; exitReason: string | null; startedAt: string; finishedAt: string | null;
+}
+interface RunDetail extends Run { steps: { step: string; type: string; outcome: string; detail: Record<string, unknown>; messageId: string | null; at: string }[] }
+
+const RUN_STATUSES = ['active', 'waiting', 'completed', 'exited', 'failed'] as const;
+
+export function AutomationsPage() {
+  const [params] = useSearchParams();
+  const cursor = params.get('cursor');
+  const list = useLoad(() => get<Page<Automation>>(`/automations${qs({ cursor, limit: 50 })}`), [cursor]);
+  return (
+    <>
+      <h1>Automations</h1>
+      <p className="muted">Automations are defined through <code>POST /api/v1/automations</code> (see the API docs); here you follow them and their runs.</p>
+      <Show loaded={list}>
+        {(page) => page.data.length === 0 ? <Empty>No automations yet. Create one with <code>POST /api/v1/automations</code>.</Empty> : (
+          <>
+            <table>
+              <thead><tr><th scope="col">Automation</th><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">In progress</th><th scope="col">Started</th></tr></thead>
+              <tbody>{page.data.map((a) => (
+                <tr key={a.id}>
+                  <td><Link to={`/automations/${a.id}`}>{a.name}</Link></td>
+                  <td><Badge value={a.status} /></td>
+                  <td><code>{a.trigger.event}</code></td>
+                  <td>{a.counters.runsInProgress}</td>
+                  <td>{a.counters.runsStarted}</td>
+                </tr>
+              ))}</tbody>
+            </table>
+            <Pager nextCursor={page.nextCursor} />
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
+
+/** One line per step, in the words of docs/automations.md; branches nest. */
+function describe(s: Step): string {
+  switch (s.type) {
+    case 'send': {
+      const from = (s.from as { email?: string } | undefined)?.email;
+      return `Send ${s.templateId ? `template ${String(s.templateId)}` : `“${String(s.subject ?? '')}”`}${from ? ` from ${from}` : ''}`;
+    }
+    case 'wait': {
+      const until = s.until as { event?: string; timeout?: string } | undefined;
+      return until ? `Wait for ${until.event ?? ''} (at most ${until.timeout ?? ''})` : `Wait ${String(s.duration ?? '')}`;
+    }
+    case 'condition': return `If ${JSON.stringify(s.if)}`;
+    case 'update_subscriber': return `Update the subscriber ${JSON.stringify({ lists: s.lists, attributes: s.attributes })}`;
+    case 'exit': return 'Exit';
+    default: return s.type;
+  }
+}
+
+function StepList({ steps, path, sends }: { steps: Step[]; path: string; sends: Map<string, SendCounters> }) {
+  if (steps.length === 0) return <p className="muted">No steps.</p>;
+  return (
+    <ol className="steps">
+      {steps.map((s, i) => {
+        const at = `${path}[${i}]`;
+        const c = sends.get(at);
+        return (
+          <li key={at}>
+            <span className="wrap">{describe(s)}</span> <code className="muted">{at}</code>
+            {c && <p className="muted" data-testid="send-counters">sent {c.sent} · skipped {c.skipped} · delivered {c.delivered} · opened {c.opened} · clicked {c.clicked}</p>}
+            {s.type === 'condition' && (
+              <>
+                <p>Then:</p><StepList steps={(s.then as Step[]) ?? []} path={`${at}.then`} sends={sends} />
+                <p>Else:</p><StepList steps={(s.else as Step[]) ?? []} path={`${at}.else`} sends={sends} />
+              </>
+            )}
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+export function AutomationPage() {
+  const { id } = useParams();
+  const automation = useLoad(() => get<Automation>(`/automations/${id}`), [id]);
+  const action = useAction();
+  const toggle = (a: Automation) => async () => {
+    if (await action.run(() => patch(`/automations/${a.id}`, { status: a.status === 'active' ? 'paused' : 'active' }))) automation.reload();
+  };
+  return (
+    <>
+      <p><Link to="/automations">← Automations</Link></p>
+      <Show loaded={automation}>
+        {(a) => (
+          <>
+            <h1>{a.name} <Badge value={a.status} /></h1>
+            <p className="muted">Triggered by <code>{a.trigger.event}</code>{a.trigger.filter ? <> when <code className="wrap">{JSON.stringify(a.trigger.filter)}</code></> : null} · re-entry {a.reentry.replaceAll('_', ' ')}</p>
+            <div className="actions">
+              <button type="button" onClick={toggle(a)} disabled={action.busy}>{a.status === 'active' ? 'Pause automation' : 'Activate automation'}</button>
+              <Link to={`/automations/${a.id}/runs`}>Runs</Link>
+            </div>
+            {action.error && <ErrorState error={action.error} />}
+            <div className="stats" data-testid="automation-counters">
+              {([['Started', a.counters.runsStarted], ['In progress', a.counters.runsInProgress], ['Completed', a.counters.runsCompleted], ['Exited', a.counters.runsExited], ['Failed', a.counters.runsFailed]] as const).map(([label, n]) => (
+                <div className="stat" key={label}><strong>{n}</strong>{label}</div>
+              ))}
+            </div>
+            <h2>Steps</h2>
+            <StepList steps={a.steps} path="steps" sends={new Map(a.counters.sends.map((c) => [c.step, c]))} />
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
+
+export function AutomationRunsPage() {
+  const { id } = useParams();
+  const [params, setParams] = useSearchParams();
+  const cursor = params.get('cursor');
+  const status = params.get('status') ?? '';
+  const runs = useLoad(() => get<Page<Run>>(`/automations/${id}/runs${qs({ status, cursor, limit: 50 })}`), [id, status, cursor]);
+  return (
+    <>
+      <p><Link to={`/automations/${id}`}>← Automation</Link></p>
+      <h1>Runs</h1>
+      <form role="search" className="inline" onSubmit={(e) => { e.preventDefault(); const f = new FormData(e.currentTarget); setParams(qs({ status: String(f.get('status') ?? '') }).slice(1)); }}>
+        <div>
+          <label htmlFor="run-status">Status</label>
+          <select id="run-status" name="status" defaultValue={status}>
+            <option value="">any</option>
+            {RUN_STATUSES.map((s) => <option key={s}>{s}</option>)}
+          </select>
+        </div>
+        <button type="submit">Filter</button>
+      </form>
+      <Show loaded={runs}>
+        {(page) => page.data.length === 0 ? <Empty>No runs{status ? ` with status ${status}` : ''}.</Empty> : (
+          <>
+            <table>
+              <thead><tr><th scope="col">Address</th><th scope="col">Status</th><th scope="col">Next step</th><th scope="col">Wakes</th><th scope="col">Started</th></tr></thead>
+              <tbody>{page.data.map((r) => (
+                <tr key={r.id}>
+                  <td className="wrap"><Link to={`/automations/${id}/runs/${r.id}`}>{r.email}</Link></td>
+                  <td><Badge value={r.status} /></td>
+                  <td>{r.position ? <code>{r.position}</code> : '—'}</td>
+                  <td>{r.waitingFor ? <>{r.waitingFor} or </> : null}<When at={r.wakesAt} /></td>
+                  <td><When at={r.startedAt} /></td>
+                </tr>
+              ))}</tbody>
+            </table>
+            <Pager nextCursor={page.nextCursor} />
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
+
+export function AutomationRunPage() {
+  const { id, runId } = useParams();
+  const run = useLoad(() => get<RunDetail>(`/automations/${id}/runs/${runId}`), [id, runId]);
+  const action = useAction();
+  const cancel = async () => {
+    if (!confirm('Cancel this run?')) return;
+    if (await action.run(() => post(`/automations/${id}/runs/${runId}/cancel`))) run.reload();
+  };
+  return (
+    <>
+      <p><Link to={`/automations/${id}/runs`}>← Runs</Link></p>
+      <Show loaded={run}>
+        {(r) => (
+          <>
+            <h1 className="wrap">{r.email} <Badge value={r.status} /></h1>
+            <p className="muted">
+              Started <When at={r.startedAt} />{r.finishedAt && <> · finished <When at={r.finishedAt} /></>}
+              {r.position && <> · next step <code>{r.position}</code></>}
+              {r.wakesAt && <> · wakes <When at={r.wakesAt} /></>}{r.waitingFor && <> or on <code>{r.waitingFor}</code></>}
+              {r.exitReason && <> · exit: {r.exitReason}</>}
+            </p>
+            {(r.status === 'active' || r.status === 'waiting') && <div className="actions"><button type="button" className="danger" onClick={cancel} disabled={action.busy}>Cancel run</button></div>}
+            {action.error && <ErrorState error={action.error} />}
+            <h2>History</h2>
+            {r.steps.length === 0 ? <Empty>No step performed yet.</Empty> : (
+              <ol className="timeline" data-testid="run-history">
+                {r.steps.map((s, i) => (
+                  <li key={i}>
+                    <When at={s.at} /> <code>{s.step}</code> {s.type}: <Badge value={s.outcome} />
+                    {s.messageId && <> <Link to={`/messages/${s.messageId}`}>message</Link></>}
+                    {Object.keys(s.detail).length > 0 && <span className="muted wrap"> {JSON.stringify(s.detail)}</span>}
+                  </li>
+                ))}
+              </ol>
+            )}
+            <h2>Trigger data</h2>
+            <pre className="wrap">{JSON.stringify(r.data, null, 2)}</pre>
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
