@@ -1,4 +1,4 @@
-import { StrictMode, lazy, Suspense, useEffect, useState } from 'react';
+import { StrictMode, lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { api, hasSessionHint, onSignedOut, setCsrfToken } from './api';
@@ -17,6 +17,9 @@ function App() {
   const [landing, setLanding] = useState('/');
   const navigate = useNavigate();
   const location = useLocation();
+  // Set by "Sign out": the signed-out render must not remember the page as ?next=, even when it
+  // runs before the router has taken the navigation to /sign-in (seen under load).
+  const signingOut = useRef(false);
 
   useEffect(() => {
     if (session !== undefined) return;
@@ -32,6 +35,7 @@ function App() {
   useEffect(() => onSignedOut(() => setSession(null)), []);
 
   const signedIn = (s: SessionInfo) => {
+    signingOut.current = false;
     setCsrfToken(s.csrfToken);
     setSession(s);
     const back = new URLSearchParams(location.search).get('next');
@@ -40,6 +44,7 @@ function App() {
     setLanding(back && back.startsWith('/') && !back.startsWith('//') ? back : s.user.hasPassword ? '/' : '/settings/account');
   };
   const signOut = async () => {
+    signingOut.current = true;
     await api('DELETE', '/session').catch(() => {});
     setCsrfToken(null);
     setSession(null);
@@ -50,7 +55,7 @@ function App() {
   if (session === undefined) return <main id="main"><Loading /></main>;
   if (session === null) {
     if (location.pathname === '/sign-in') return <SignIn onSignedIn={signedIn} />;
-    const next = location.pathname + location.search;
+    const next = signingOut.current ? '/' : location.pathname + location.search;
     return <Navigate to={`/sign-in${next === '/' ? '' : `?next=${encodeURIComponent(next)}`}`} replace />;
   }
   return (
