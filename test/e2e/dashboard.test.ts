@@ -338,7 +338,7 @@ step('automations: an automation with its steps and counters, its runs filtered 
   await page.getByRole('link', { name: 'grace@example.net' }).click();
   await page.waitForURL(/\/runs\/run_/);
   await page.getByTestId('run-history').getByText('sent', { exact: true }).waitFor();
-  await page.getByRole('link', { name: 'message' }).waitFor();
+  await page.getByTestId('run-history').getByRole('link', { name: 'message', exact: true }).waitFor();
   assertNoProblems('automations');
 });
 
