@@ -46,6 +46,20 @@ async function record(accountId: string, n: number, type: EventType = 'delivered
   for (let i = 0; i < rows.length; i += 500) await recordEvents(pool, rows.slice(i, i + 500));
 }
 
+/** A pooled connection whose rollup shard (pg_backend_pid() % 4) differs from that of `pid`. */
+async function connectionOnOtherShard(pid: number) {
+  const skipped = [];
+  try {
+    for (;;) {
+      const client = await pool.connect();
+      if ((await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid % 4 !== pid % 4) return client;
+      skipped.push(client);
+    }
+  } finally {
+    for (const c of skipped) c.release();
+  }
+}
+
 /** Dispatch until nothing is due (a backlog drains without timers). */
 async function drain(opts: DispatchOptions = {}): Promise<number> {
   let batches = 0;
@@ -278,13 +292,23 @@ test('a late commit with a smaller seq is delivered after, not lost', async () =
   const held = new Promise<void>((r) => (release = r));
   let inserted!: () => void;
   const insertedP = new Promise<void>((r) => (inserted = r));
+  let slowPid = 0;
   const slow = withTransaction(pool, async (tx) => {
+    slowPid = (await tx.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
     await recordEvents(tx, [{ accountId: f.accountId, messageId: null, type: 'open', email: 'slow@example.com', data: { n: 0 }, occurredAt: clock.now() }]);
     inserted();
     await held;
   });
   await insertedP;
-  await record(f.accountId, 1, 'click'); // larger seq, committed first
+  // Larger seq, committed first. Written on a connection of another rollup shard (counters are
+  // sharded by pg_backend_pid() % 4): on the same shard it would wait for the held transaction's
+  // counter row, which this test only releases afterwards.
+  const other = await connectionOnOtherShard(slowPid);
+  try {
+    await recordEvents(other, [{ accountId: f.accountId, messageId: null, type: 'click', url: 'https://example.com/0', email: 'r0@example.com', data: { n: 0 }, occurredAt: clock.now() }]);
+  } finally {
+    other.release();
+  }
   await drain();
   release();
   await slow;
