@@ -48,6 +48,13 @@ function valueOf(c: Condition): string {
   return Array.isArray(c.value) ? c.value.join(', ') : String(c.value);
 }
 
+/** A row with no field yet, an attribute path without its key, or an empty value its op needs. */
+function isHalfTyped(r: { field: string; op: string; value: string }): boolean {
+  const field = r.field.trim();
+  if (field === '' || field.endsWith('.')) return true;
+  return !NO_VALUE.has(r.op) && r.value.trim() === '';
+}
+
 function parseValue(op: string, raw: string): unknown {
   if (NO_VALUE.has(op)) return undefined;
   if (NUMERIC.has(op) || (['gt', 'gte', 'lt', 'lte'].includes(op) && raw.trim() !== '' && !Number.isNaN(Number(raw)))) return Number(raw);
@@ -68,15 +75,20 @@ function SegmentBuilder({ segment }: { segment: Segment | null }) {
   const navigate = useNavigate();
   const conditions = rows.map((r) => ({ field: r.field, op: r.op, ...(NO_VALUE.has(r.op) ? {} : { value: parseValue(r.op, r.value) }) }));
   const key = JSON.stringify({ match, conditions });
+  const drafting = rows.some(isHalfTyped);
 
   useEffect(() => {
+    // A row still being typed is not asked about: the count would only be a 422 for the missing part.
+    if (drafting) { setCount(null); setCountError(null); return; }
+    let current = true;
     const timer = setTimeout(() => {
       post<{ subscriberCount: number }>('/segments/count', { match, conditions }).then(
-        (r) => { setCount(r.subscriberCount); setCountError(null); },
-        (e) => { setCount(null); setCountError(e instanceof ApiError ? e.problem : null); },
+        (r) => { if (current) { setCount(r.subscriberCount); setCountError(null); } },
+        (e) => { if (current) { setCount(null); setCountError(e instanceof ApiError ? e.problem : null); } },
       );
     }, 300);
-    return () => clearTimeout(timer);
+    // An answer for a rule that has changed since is dropped, so a slow count never overwrites a newer one.
+    return () => { current = false; clearTimeout(timer); };
   }, [key]);
 
   const update = (i: number, k: 'field' | 'op' | 'value', v: string) => setRows(rows.map((r, j) => (j === i ? { ...r, [k]: v } : r)));
@@ -112,7 +124,7 @@ function SegmentBuilder({ segment }: { segment: Segment | null }) {
         <datalist id="seg-fields">{FIELDS.map((f) => <option key={f} value={f} />)}</datalist>
         <button type="button" onClick={() => setRows([...rows, { field: 'email', op: 'contains', value: '' }])}>Add condition</button>
         <p aria-live="polite" className="count" data-testid="segment-count">
-          {count !== null ? <><strong>{count}</strong> subscribers match now</> : countError ? null : 'Counting…'}
+          {count !== null ? <><strong>{count}</strong> subscribers match now</> : countError ? null : drafting ? 'Complete each condition to see how many subscribers match.' : 'Counting…'}
         </p>
         {countError && <ErrorState error={countError} />}
         <div className="actions">
