@@ -21,6 +21,7 @@ import { GroupCommit } from '../db/group-commit.js';
 import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
 import { CampaignRenderer } from '../domain/campaigns/content.js';
+import { settleStrayDeferrals } from '../db/queries/campaigns/campaigns.js';
 
 export interface DeliveryDeps {
   pool: Pool;
@@ -184,6 +185,7 @@ export class DeliveryEngine {
       const updated = await completeMessages(tx, this.workerId, planned.map((p) => p.outcome));
       const mine = planned.filter((p) => updated.has(p.outcome.id));
       await recordEvents(tx, mine.map((p) => p.event));
+      await settleStrayDeferrals(tx, mine.filter((p) => p.outcome.status === 'deferred').map((p) => p.outcome.id));
       for (const p of mine) {
         if (p.suppress) await suppressAddress(tx, p.event.accountId, p.event.email, 'hard_bounce', p.event.occurredAt, p.outcome.response, p.bounce?.reason);
         else if (countsTowardPersistence(p.bounce)) await suppressIfPersistentlySoft(tx, p.event.accountId, p.event.email, p.event.occurredAt);

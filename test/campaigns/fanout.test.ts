@@ -165,6 +165,42 @@ test('cancel removes unsent messages and counts them as cancelled', async () => 
   assert.equal((await pool.query('SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1', [id])).rows[0].n, 1);
 });
 
+test('a message in flight at pause or cancel that is then deferred is held (resume sends it) or removed and counted as cancelled', async () => {
+  const inFlight = async (prefix: string, action: 'pause' | 'cancel') => {
+    const l = await seedList(app, pool, acme.live, acme.accountId, { count: 1, prefix, domain: RECIPIENT_DOMAIN, name: prefix });
+    const id = await sendAndFanOut(body(l));
+    // The MX answers the RCPT only once the campaign was paused/cancelled: the message is 'sending' meanwhile.
+    mx.setRule(async (rcpt) => {
+      if (!rcpt.startsWith(prefix)) return 'accept';
+      assert.equal((await live.post(`/api/v1/campaigns/${id}/${action}`)).status, 200);
+      return 'defer';
+    });
+    assert.equal(await env.deliverAll(), 1, 'one attempt, deferred');
+    mx.setRule(() => 'accept');
+    return id;
+  };
+  const paused = await inFlight('stray-p', 'pause');
+  const held = await pool.query('SELECT status FROM messages WHERE campaign_id = $1', [paused]);
+  assert.deepEqual(held.rows.map((r) => r.status), ['held']);
+  assert.equal((await live.get(`/api/v1/campaigns/${paused}/recipients?status=held`)).body.data.length, 1);
+  assert.deepEqual((await live.get('/api/v1/emails?status=held')).body.data.map((m: Json) => [m.to, m.status]), [[at('stray-p1'), 'held']], 'GET /emails filters by held');
+  clock.advance(3_600_000);
+  assert.equal(await env.deliverAll(), 0, 'not retried while paused');
+  assert.equal((await live.post(`/api/v1/campaigns/${paused}/resume`)).body.status, 'sending');
+  mx.messages.length = 0;
+  assert.equal(await env.deliverAll(), 1);
+  assert.equal(mx.messages.length, 1, 'delivered after the resume');
+
+  const cancelled = await inFlight('stray-c', 'cancel');
+  assert.equal((await pool.query('SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1', [cancelled])).rows[0].n, 0);
+  clock.advance(3_600_000);
+  assert.equal(await env.deliverAll(), 0, 'never retried after the cancel');
+  const r = await report(cancelled);
+  assert.equal(r.counts.cancelled, 1);
+  assert.equal(r.counts.deferred, 1);
+  assert.equal(r.progress.remaining, 0);
+});
+
 test('test send: rendered copies with a sample subscriber, not counted in the campaign', async () => {
   mx.messages.length = 0;
   const l = await list('Sample');

@@ -30,8 +30,8 @@ export interface ReceivedMessage {
 export interface SmtpMxOptions {
   /** Offer STARTTLS (smtp-server's built-in self-signed localhost certificate). Default true. */
   starttls?: boolean;
-  /** Decides each RCPT TO. Default: accept everyone. */
-  rule?: (recipient: string, session: SMTPServerSession) => MxRule;
+  /** Decides each RCPT TO (a promise: the reply waits for it, for tests acting mid-attempt). Default: accept everyone. */
+  rule?: (recipient: string, session: SMTPServerSession) => MxRule | Promise<MxRule>;
   /** Decides the greeting; a non-accept answer refuses the connection. Default: accept. */
   connectRule?: () => MxRule;
   /** Wait this long before answering each message's DATA (a slow MX). Default 0. */
@@ -46,7 +46,7 @@ export interface TestSmtpMx {
   messages: ReceivedMessage[];
   /** Connections accepted so far (counted at connect, before the greeting). */
   readonly connectionCount: number;
-  setRule(rule: (recipient: string, session: SMTPServerSession) => MxRule): void;
+  setRule(rule: (recipient: string, session: SMTPServerSession) => MxRule | Promise<MxRule>): void;
   waitForMessages(n: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
   close(): Promise<void>;
 }
@@ -62,7 +62,7 @@ function ruleError(rule: Exclude<MxRule, 'accept'>): Error & { responseCode: num
 export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx> {
   const messages: ReceivedMessage[] = [];
   const waiters: (() => void)[] = [];
-  let rule = opts.rule ?? (() => 'accept' as MxRule);
+  let rule: NonNullable<SmtpMxOptions['rule']> = opts.rule ?? (() => 'accept' as MxRule);
   let connectionCount = 0;
   const starttls = opts.starttls ?? true;
 
@@ -87,8 +87,7 @@ export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx>
       callback(Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 }));
     },
     onRcptTo(address, session, callback) {
-      const r = rule(address.address, session);
-      callback(r === 'accept' ? null : ruleError(r));
+      void Promise.resolve(rule(address.address, session)).then((r) => callback(r === 'accept' ? null : ruleError(r)));
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];

@@ -1,7 +1,7 @@
 import type { Page } from '../../db/pagination.js';
 import type { Queryable } from '../../db/pool.js';
 import {
-  deleteCampaignRow, deleteUnsentCampaignMessages, holdCampaignMessages, insertCampaign, lockCampaign, markCampaignSending,
+  definitionOf, deleteCampaignRow, deleteUnsentCampaignMessages, holdCampaignMessages, insertCampaign, lockCampaign, markCampaignSending,
   releaseCampaignMessages, selectCampaign, selectCampaignAccount, selectCampaignPage, setCampaignStatus, updateCampaignDefinition,
   type CampaignRow, type CampaignStatus,
 } from '../../db/queries/campaigns/campaigns.js';
@@ -87,19 +87,12 @@ export async function sendCampaign(db: Queryable, accountId: string, id: string,
   const row = await requireLocked(db, accountId, id);
   if (row.status !== 'draft') throw invalidState(row, 'send it');
   await assertCampaignSendingAllowed(db, accountId, now);
-  const { domain, content } = await checkDefinition(db, accountId, definitionOfRow(row), now);
+  // scheduled_at was checked when it was written; a time that has passed since just means "now".
+  const { domain, content } = await checkDefinition(db, accountId, { ...definitionOf(row), scheduled_at: null }, now);
   const status = row.scheduled_at && row.scheduled_at.getTime() > now.getTime() ? 'scheduled' : 'sending';
   await markCampaignSending(db, row.id, { status, domainId: domain.id, ...content.sources }, now);
   await countRecipients(db, row, now);
   return { id: row.id, status };
-}
-
-function definitionOfRow(r: CampaignRow) {
-  return {
-    name: r.name, subject: r.subject, from_email: r.from_email, from_name: r.from_name, reply_to: r.reply_to, html: r.html, text: r.text,
-    template_id: r.template_id, variables: r.variables, audience: r.audience, tags: r.tags, headers: r.headers, scheduled_at: null,
-    throttle: r.throttle,
-  };
 }
 
 /** sending → paused: unsent messages are held at once; the fan-out stops at its next batch. */

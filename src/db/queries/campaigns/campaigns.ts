@@ -9,11 +9,9 @@ export interface CampaignAudience {
   excludeLists?: string[];
 }
 
-export interface CampaignRow {
-  id: string;
-  account_id: string;
+/** The definition fields a create or a PATCH writes. */
+export interface CampaignDefinitionRow {
   name: string;
-  status: CampaignStatus;
   subject: string | null;
   from_email: string;
   from_name: string | null;
@@ -27,6 +25,13 @@ export interface CampaignRow {
   headers: Record<string, string>;
   scheduled_at: Date | null;
   throttle: number | null;
+}
+
+/** A campaign row: its definition plus the state the send, the fan-out and the report use. */
+export interface CampaignRow extends CampaignDefinitionRow {
+  id: string;
+  account_id: string;
+  status: CampaignStatus;
   domain_id: string | null;
   pause_reason: string | null;
   fanout_done: boolean;
@@ -49,28 +54,15 @@ export interface CampaignRow {
   updated_at: Date;
 }
 
-/** The definition fields a create or a PATCH writes. */
-export interface CampaignDefinitionRow {
-  name: string;
-  subject: string | null;
-  from_email: string;
-  from_name: string | null;
-  reply_to: string | null;
-  html: string | null;
-  text: string | null;
-  template_id: string | null;
-  variables: Record<string, unknown>;
-  audience: CampaignAudience;
-  tags: string[];
-  headers: Record<string, string>;
-  scheduled_at: Date | null;
-  throttle: number | null;
-}
-
 const DEFINITION_COLUMNS = [
   'name', 'subject', 'from_email', 'from_name', 'reply_to', 'html', 'text', 'template_id', 'variables', 'audience', 'tags', 'headers',
   'scheduled_at', 'throttle',
 ] as const;
+
+/** The definition part of a stored row. */
+export function definitionOf(r: CampaignRow): CampaignDefinitionRow {
+  return Object.fromEntries(DEFINITION_COLUMNS.map((c) => [c, r[c]])) as unknown as CampaignDefinitionRow;
+}
 
 const asParam = (d: CampaignDefinitionRow, c: (typeof DEFINITION_COLUMNS)[number]): unknown =>
   c === 'variables' || c === 'audience' || c === 'headers' ? JSON.stringify(d[c]) : d[c];
@@ -205,6 +197,41 @@ export async function deleteUnsentCampaignMessages(db: Queryable, campaignId: st
     [campaignId],
   );
   return rowCount ?? 0;
+}
+
+/**
+ * A message in flight when its campaign was paused or cancelled finishes its attempt; if that
+ * attempt was deferred, it would otherwise be retried while the campaign is paused, or after
+ * it was cancelled. Called in the transaction that records the deferrals: a paused campaign's
+ * stray becomes 'held' (resume releases it), a cancelled one's is removed and counted as
+ * cancelled. FOR SHARE on the campaign row orders this with pause/cancel (which lock it FOR
+ * UPDATE before touching its messages): whichever commits second sees the other's result.
+ */
+export async function settleStrayDeferrals(db: Queryable, messageIds: string[]): Promise<number> {
+  if (messageIds.length === 0) return 0;
+  const { rows } = await db.query<{ n: number }>(
+    `WITH stray AS (
+       SELECT m.id, m.campaign_id, c.status AS campaign_status
+         FROM messages m JOIN campaigns c ON c.id = m.campaign_id
+        WHERE m.id = ANY($1::text[]) AND m.status = 'deferred' AND c.status IN ('paused', 'cancelled')
+          FOR SHARE OF c
+     ),
+     held AS (
+       UPDATE messages m SET status = 'held' FROM stray s WHERE m.id = s.id AND s.campaign_status = 'paused' RETURNING m.id
+     ),
+     gone AS (
+       DELETE FROM messages m USING stray s WHERE m.id = s.id AND s.campaign_status = 'cancelled' RETURNING m.campaign_id
+     ),
+     counted AS (
+       UPDATE campaigns c SET cancelled = c.cancelled + g.n
+         FROM (SELECT campaign_id, count(*)::int AS n FROM gone GROUP BY campaign_id) g
+        WHERE c.id = g.campaign_id
+       RETURNING 1
+     )
+     SELECT ((SELECT count(*) FROM held) + (SELECT count(*) FROM gone))::int AS n`,
+    [messageIds],
+  );
+  return rows[0].n;
 }
 
 // "Is anything of this campaign still on its way?" — an index probe on messages_campaign_pending.

@@ -71,7 +71,7 @@ const EventItem = Type.Object({
 
 const MessageSummary = Type.Object({
   id: Type.String(),
-  status: Type.String({ description: 'queued, scheduled, sending, delivered, deferred, bounced or failed' }),
+  status: Type.String({ description: 'queued, scheduled, sending, delivered, deferred, bounced, failed or held (a message of a paused campaign)' }),
   from: Type.Object({ email: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }),
   to: Type.String(),
   cc: Type.Array(Type.String()),
@@ -103,7 +103,7 @@ const Recipient = Type.Object({
   id: Type.String({ description: 'The recipient\'s own message id: its events, webhooks and bounces carry it' }),
   email: Type.String(),
   type: Type.Union([Type.Literal('to'), Type.Literal('cc'), Type.Literal('bcc')]),
-  status: Type.String({ description: 'queued, scheduled, sending, delivered, deferred, bounced, failed or suppressed (on the suppression list: not sent)' }),
+  status: Type.String({ description: 'queued, scheduled, sending, delivered, deferred, bounced, failed, suppressed (on the suppression list: not sent) or held (a message of a paused campaign)' }),
   attempts: Type.Integer(),
   lastResponse: Type.Union([Type.String(), Type.Null()]),
   lastMx: Type.Union([Type.String(), Type.Null()]),
@@ -280,7 +280,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
       querystring: Type.Intersect([
         ListQuery,
         Type.Object({
-          status: Type.Optional(Type.Union(['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'suppressed'].map((s) => Type.Literal(s)))),
+          status: Type.Optional(Type.Union(['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'suppressed', 'held'].map((s) => Type.Literal(s)))),
           to: Type.Optional(Type.String({ maxLength: 254 })),
           tag: Type.Optional(Type.String({ maxLength: 100 })),
         }),
