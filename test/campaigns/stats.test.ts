@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import { recordEvents, type EventType } from '../../src/domain/events.js';
 import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
-import { classify, HEALTH_RULES } from '../../src/domain/stats/health.js';
+import { classify, HEALTH_RULES } from '../../src/domain/account-health.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 import { createVerifiedDomain } from '../helpers/domains.js';
 import { api, campaignBody, seedList } from './helpers.js';
@@ -67,17 +67,22 @@ test('stats: bad queries are 422, never 500', async () => {
   assert.equal((await api(app, other.live).get(`/api/v1/stats?campaignId=${theirs}`)).status, 422, "another account's campaign is unknown");
 });
 
-test('health thresholds: bounce 5 % / 10 %, complaint 0.1 % / 0.5 %, at and past each boundary; below 100 sent it is ok', () => {
-  assert.equal(classify(0.0499, 0, 1000), 'ok');
-  assert.equal(classify(0.05, 0, 1000), 'warning');
-  assert.equal(classify(0.0999, 0, 1000), 'warning');
-  assert.equal(classify(0.1, 0, 1000), 'at_risk');
-  assert.equal(classify(0, 0.0009, 1000), 'ok');
-  assert.equal(classify(0, 0.001, 1000), 'warning');
-  assert.equal(classify(0, 0.0049, 1000), 'warning');
-  assert.equal(classify(0, 0.005, 1000), 'at_risk');
-  assert.equal(classify(0.5, 0.5, HEALTH_RULES.minSent - 1), 'ok');
-  assert.equal(classify(0.5, 0.5, HEALTH_RULES.minSent), 'at_risk');
+test('health thresholds: bounce 5 % / 10 %, complaint 0.1 % / 0.5 %, sender side 2 % / 5 %, at and past each boundary; below 100 sent it is ok', () => {
+  assert.equal(classify({ bounce: 0.0499, complaint: 0, senderSide: 0 }, 1000), 'ok');
+  assert.equal(classify({ bounce: 0.05, complaint: 0, senderSide: 0 }, 1000), 'warning');
+  assert.equal(classify({ bounce: 0.0999, complaint: 0, senderSide: 0 }, 1000), 'warning');
+  assert.equal(classify({ bounce: 0.1, complaint: 0, senderSide: 0 }, 1000), 'at_risk');
+  assert.equal(classify({ bounce: 0, complaint: 0.0009, senderSide: 0 }, 1000), 'ok');
+  assert.equal(classify({ bounce: 0, complaint: 0.001, senderSide: 0 }, 1000), 'warning');
+  assert.equal(classify({ bounce: 0, complaint: 0.0049, senderSide: 0 }, 1000), 'warning');
+  assert.equal(classify({ bounce: 0, complaint: 0.005, senderSide: 0 }, 1000), 'at_risk');
+  assert.equal(classify({ bounce: 0, complaint: 0, senderSide: 0.0199 }, 1000), 'ok');
+  assert.equal(classify({ bounce: 0, complaint: 0, senderSide: 0.02 }, 1000), 'warning');
+  assert.equal(classify({ bounce: 0, complaint: 0, senderSide: 0.0499 }, 1000), 'warning');
+  assert.equal(classify({ bounce: 0, complaint: 0, senderSide: 0.05 }, 1000), 'at_risk');
+  assert.equal(classify({ bounce: 0.06, complaint: 0, senderSide: 0.05 }, 1000), 'at_risk', 'the worst rate decides');
+  assert.equal(classify({ bounce: 0.5, complaint: 0.5, senderSide: 0 }, HEALTH_RULES.minSent - 1), 'ok');
+  assert.equal(classify({ bounce: 0.5, complaint: 0.5, senderSide: 0 }, HEALTH_RULES.minSent), 'at_risk');
 });
 
 test('health at_risk: sending campaigns pause with the reason; send and resume answer 409 account_at_risk until acknowledged', async () => {
@@ -133,4 +138,48 @@ test('health at_risk: sending campaigns pause with the reason; send and resume a
   await events(risky.accountId, 'hard_bounce', 300);
   assert.equal((await r.get('/api/v1/stats')).body.health.sendingBlocked, true);
   assert.equal((await runner()).pausedAtRisk, 2);
+});
+
+test('one health behind both views: sender-side refusals judged alike by /stats and /account/health, from rollups, over the same UTC days', async () => {
+  const acct = await createTestAccount(pool, 'Blocked');
+  const a = api(app, acct.live);
+  const refusals = (reason: string, n: number, at: Date = clock.now()) =>
+    recordEvents(pool, Array.from({ length: n }, (_, i) => ({
+      accountId: acct.accountId, messageId: null, type: 'soft_bounce' as const, email: `b${i}@example.net`,
+      data: { bounce: { reason, category: 'sender' } }, occurredAt: at,
+    })));
+  await events(acct.accountId, 'sent', 200);
+  await events(acct.accountId, 'delivered', 190);
+  await refusals('blocked', 6);
+  await refusals('auth_failure', 3);
+  await refusals('blocked', 50, new Date(clock.now().getTime() - 7 * 86_400_000)); // 8 UTC days ago: outside the 7-day window
+  await recordEvents(pool, [{ accountId: acct.accountId, messageId: null, type: 'soft_bounce', email: 'full@example.net', data: { bounce: { reason: 'mailbox_full', category: 'recipient' } }, occurredAt: clock.now() }]);
+  let stats = (await a.get('/api/v1/stats')).body.health;
+  let view = (await a.get('/api/v1/account/health')).body;
+  assert.deepEqual([stats.status, stats.senderSideRate], ['warning', 0.045]);
+  assert.deepEqual([view.status, view.senderSide], ['warning', { total: 9, rate: 0.045, byReason: { auth_failure: 3, blocked: 6 } }]);
+  assert.equal(view.from, '2026-11-14T00:00:00.000Z', 'the window is the last 7 UTC days, today included');
+  assert.equal((await a.get('/api/v1/account/health?days=8')).body.senderSide.total, 59);
+
+  await refusals('blocked', 1);
+  stats = (await a.get('/api/v1/stats')).body.health;
+  view = (await a.get('/api/v1/account/health')).body;
+  assert.deepEqual([stats.status, stats.sendingBlocked], ['at_risk', true], '10 of 200 sends refused: 5 %');
+  assert.equal(view.status, 'critical', 'the same level, named as the deliverability view documents it');
+  assert.deepEqual(view.issues, [{ code: 'sender_side_bounces', message: 'receivers refused our mail (blocked, auth_failure): 5.00 % of sent mail in the last 7 days (critical at 5.0 %)' }]);
+
+  // Reading an unchanged health writes nothing; a test key never writes it.
+  const recorded = async (id: string) => (await pool.query('SELECT status, evaluated_at FROM account_health WHERE account_id = $1', [id])).rows;
+  const before = await recorded(acct.accountId);
+  clock.advance(1000);
+  await a.get('/api/v1/stats');
+  assert.deepEqual(await recorded(acct.accountId), before);
+  const fresh = await createTestAccount(pool, 'Fresh');
+  await events(fresh.accountId, 'sent', 100);
+  await events(fresh.accountId, 'hard_bounce', 10);
+  const sandboxed = await api(app, fresh.test).get('/api/v1/stats');
+  assert.deepEqual([sandboxed.body.health.status, sandboxed.body.health.sendingBlocked], ['at_risk', true]);
+  assert.deepEqual(await recorded(fresh.accountId), [], 'a test key records nothing');
+  await api(app, fresh.live).get('/api/v1/stats');
+  assert.equal((await recorded(fresh.accountId))[0].status, 'at_risk');
 });

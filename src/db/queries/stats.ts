@@ -87,7 +87,25 @@ export interface HealthRow {
   evaluated_at: Date;
 }
 
-// Records an evaluation. An at-risk episode starts at the first at_risk evaluation and ends at
+// The recorded health of an account (its at-risk episode), or null before the first record.
+export async function selectHealthRow(db: Queryable, accountId: string): Promise<HealthRow | null> {
+  const { rows } = await db.query<HealthRow>('SELECT * FROM account_health WHERE account_id = $1', [accountId]);
+  return rows[0] ?? null;
+}
+
+// Sender-side bounces by reason over UTC days (primary-key range of stats_bounce_reasons,
+// migration 018: a few rows per day at most).
+export async function selectSenderSideBounces(db: Queryable, accountId: string, fromDay: string, toDay: string): Promise<{ reason: string; n: number }[]> {
+  const { rows } = await db.query<{ reason: string; n: number }>(
+    `SELECT reason, sum(n)::bigint AS n FROM stats_bounce_reasons
+      WHERE account_id = $1 AND day BETWEEN $2::date AND $3::date
+      GROUP BY reason ORDER BY reason`,
+    [accountId, fromDay, toDay],
+  );
+  return rows;
+}
+
+// Records an evaluation whose level changed. An at-risk episode starts at the first at_risk evaluation and ends at
 // the first that is not; the acknowledgement is kept and compared with the episode's start.
 export async function upsertHealth(db: Queryable, accountId: string, status: HealthRow['status'], now: Date): Promise<HealthRow> {
   const { rows } = await db.query<HealthRow>(

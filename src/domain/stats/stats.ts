@@ -6,7 +6,7 @@ import { invalid } from '../../errors.js';
 import { hasPrefix } from '../../ids.js';
 import { monthOf, quotaResetsAt } from '../sending.js';
 import { addCounters, ratesOf, toCounts, ZERO_COUNTS, type Counts, type Rates } from './counters.js';
-import { evaluateHealth, type Health } from './health.js';
+import { evaluateHealth, type Health } from '../account-health.js';
 
 export const STATS_DEFAULT_DAYS = 30;
 export const STATS_MAX_DAYS = 366;
@@ -44,7 +44,14 @@ function parseDay(field: string, v: string | undefined, fallback: Date): Date {
  * last 30 days), for everything, one tag or one campaign, with a daily series, the quota and the
  * sending health. Reads only the daily rollups (≤ 366 days × 4 shards of one scope).
  */
-export async function accountStats(db: Queryable, accountId: string, q: StatsQuery, now: Date, monthlyQuota: number | null): Promise<AccountStats> {
+export async function accountStats(
+  db: Queryable,
+  accountId: string,
+  q: StatsQuery,
+  now: Date,
+  monthlyQuota: number | null,
+  opts: { record: boolean } = { record: true },
+): Promise<AccountStats> {
   const to = parseDay('to', q.to, now);
   const from = parseDay('from', q.from, new Date(to.getTime() - (STATS_DEFAULT_DAYS - 1) * DAY_MS));
   if (from > to) throw invalid('from', 'must not be after to');
@@ -58,7 +65,7 @@ export async function accountStats(db: Queryable, accountId: string, q: StatsQue
   const [rows, used, health] = await Promise.all([
     selectDailyCounters(db, accountId, scope, dayOf(from), dayOf(to)),
     monthlyUsage(db, accountId, monthOf(now)),
-    evaluateHealth(db, accountId, now),
+    evaluateHealth(db, accountId, now, opts),
   ]);
   const byDay = new Map(rows.map((r) => [r.day, r]));
   const daily: AccountStats['daily'] = [];

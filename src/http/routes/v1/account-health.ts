@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { accountHealth } from '../../../domain/bounces/health.js';
+import { deliverabilityHealth } from '../../../domain/account-health.js';
 
 const Issue = Type.Object({ code: Type.String({ description: 'sender_side_bounces, hard_bounces or complaints' }), message: Type.String() });
 const Health = Type.Object({
@@ -27,14 +27,14 @@ export async function accountHealthRoutes(app: FastifyInstance): Promise<void> {
     schema: {
       operationId: 'getAccountHealth',
       summary: 'Sending health of the account',
-      description: 'Outcomes of the last `days` days (default 7): sent, delivered, bounces, complaints, and the sender-side bounces (receivers refusing our IP, authentication or content) that never suppress a recipient and show here instead, with a status and the issues behind it. See docs/bounces.md.',
+      description: 'Outcomes of the last `days` UTC days (default 7, today included): sent, delivered, bounces, complaints, and the sender-side bounces (receivers refusing our IP, authentication or content) that never suppress a recipient and show here instead, with a status and the issues behind it. The same health as `health` in GET /api/v1/stats (`critical` there is `at_risk`). See docs/bounces.md#account-health.',
       tags: ['account'],
       querystring: Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 7 })) }, { additionalProperties: false }),
       response: {
         200: {
           ...Health,
           examples: [{
-            windowDays: 7, from: '2026-11-16T10:00:00.000Z', to: '2026-11-23T10:00:00.000Z', sent: 1200, delivered: 1150, hardBounces: 12, softBounces: 38, complaints: 0,
+            windowDays: 7, from: '2026-11-17T00:00:00.000Z', to: '2026-11-23T10:00:00.000Z', sent: 1200, delivered: 1150, hardBounces: 12, softBounces: 38, complaints: 0,
             senderSide: { total: 30, rate: 0.025, byReason: { blocked: 22, auth_failure: 8 } }, hardBounceRate: 0.01, complaintRate: 0, status: 'warning',
             issues: [{ code: 'sender_side_bounces', message: 'receivers refused our mail (blocked, auth_failure): 2.50 % of sent mail in the last 7 days (warning at 2.0 %)' }],
           }],
@@ -43,6 +43,6 @@ export async function accountHealthRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const { days } = request.query as { days?: number };
-    return accountHealth(app.deps.pool, request.auth.accountId, app.deps.clock.now(), days ?? 7);
+    return deliverabilityHealth(app.deps.pool, request.auth.accountId, app.deps.clock.now(), days ?? 7);
   });
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { acknowledgeHealth, evaluateHealth, HEALTH_RULES } from '../../../domain/stats/health.js';
+import { acknowledgeHealth, evaluateHealth, HEALTH_RULES } from '../../../domain/account-health.js';
 import { accountStats, type StatsQuery } from '../../../domain/stats/stats.js';
 import { withTransaction } from '../../../db/pool.js';
 import { invalidResponse, SandboxFlag } from './audience-common.js';
@@ -15,6 +15,7 @@ const HealthSchema = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('warning'), Type.Literal('at_risk')]),
   bounceRate: Type.Number({ description: 'hardBounced / sent over the window' }),
   complaintRate: Type.Number({ description: 'complaints / delivered over the window' }),
+  senderSideRate: Type.Number({ description: 'sender-side bounces / sent over the window (by reason: GET /api/v1/account/health)' }),
   sent: Type.Integer({ description: 'Messages sent in the window; below thresholds.minSent the status is ok' }),
   windowDays: Type.Integer(),
   thresholds: Type.Object({
@@ -22,6 +23,7 @@ const HealthSchema = Type.Object({
     minSent: Type.Integer(),
     bounce: Type.Object({ warning: Type.Number(), atRisk: Type.Number() }),
     complaint: Type.Object({ warning: Type.Number(), atRisk: Type.Number() }),
+    senderSide: Type.Object({ warning: Type.Number(), atRisk: Type.Number() }),
   }),
   atRiskSince: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   acknowledgedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -30,7 +32,7 @@ const HealthSchema = Type.Object({
 });
 
 const healthExample = {
-  status: 'warning', bounceRate: 0.061, complaintRate: 0.0004, sent: 5210, windowDays: 7, thresholds: HEALTH_RULES,
+  status: 'warning', bounceRate: 0.061, complaintRate: 0.0004, senderSideRate: 0.003, sent: 5210, windowDays: 7, thresholds: HEALTH_RULES,
   atRiskSince: null, acknowledgedAt: null, sendingBlocked: false,
 };
 
@@ -82,7 +84,8 @@ export async function statsRoutes(fastify: FastifyInstance): Promise<void> {
       }),
       response: { 200: { ...StatsSchema, examples: [statsExample] }, 422: invalidResponse('validation_failed: a bad date, a range over 366 days, an unknown campaign, tag and campaignId together', 'from', 'must not be after to') },
     },
-  }, async (request) => accountStats(pool, request.auth.accountId, request.query as StatsQuery, clock.now(), request.auth.monthlyQuota));
+  }, async (request) =>
+    accountStats(pool, request.auth.accountId, request.query as StatsQuery, clock.now(), request.auth.monthlyQuota, { record: request.auth.mode !== 'test' }));
 
   app.post('/api/v1/stats/health/acknowledge', {
     schema: {
@@ -97,7 +100,7 @@ export async function statsRoutes(fastify: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const { accountId, mode } = request.auth;
-    if (mode === 'test') return { ...(await evaluateHealth(pool, accountId, clock.now())), sandbox: true };
+    if (mode === 'test') return { ...(await evaluateHealth(pool, accountId, clock.now(), { record: false })), sandbox: true };
     return withTransaction(pool, (tx) => acknowledgeHealth(tx, accountId, clock.now()));
   });
 }
