@@ -5,10 +5,14 @@
  * fully queued (target ≤ 10 s), delivered/s (target: no slower than bench:delivery --split),
  * peak RSS per process and database bytes per recipient. Then the read side: p50/p99 of
  * GET /api/v1/campaigns/{id} once the campaign has ~300,000 events, and of GET /api/v1/stats
- * once the account has 1,000,000 events (target ≤ 50 ms each).
+ * once the account has 1,000,000 events (target ≤ 50 ms each). Last, in the same run, the
+ * engine-alone reference the delivered/s target compares with: bench/delivery --split with
+ * --reference messages (0 leaves it out).
  *
- *   npm run bench:campaign -- [--subscribers 100000] [--workers 2] [--requests 500]
+ *   npm run bench:campaign -- [--subscribers 100000] [--workers 2] [--requests 500] [--reference 5000]
  */
+import { spawnSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
 import { createAccount } from '../src/domain/accounts.js';
@@ -22,11 +26,14 @@ const { values } = parseArgs({
     subscribers: { type: 'string', default: '100000' },
     workers: { type: 'string', default: '2' },
     requests: { type: 'string', default: '500' },
+    reference: { type: 'string', default: '5000' },
   },
 });
 const total = Number(values.subscribers);
 const workers = Number(values.workers);
 const requests = Number(values.requests);
+const reference = Number(values.reference);
+const load = () => `(load average ${loadavg().map((l) => l.toFixed(2)).join(', ')})`;
 
 let arrived = 0;
 let first = 0;
@@ -110,6 +117,7 @@ while (!queuedAt) {
   if (rows[0].fanout_done) queuedAt = Date.now();
   else await new Promise((r) => setTimeout(r, 50));
 }
+process.stdout.write(`queued       ${((queuedAt - t0) / 1000).toFixed(1)} s from send to fully queued (${total} messages) ${load()}\n`);
 const timeout = setTimeout(() => done(), 900_000);
 await allArrived;
 clearTimeout(timeout);
@@ -125,14 +133,13 @@ const dbAfter = Number((await pool.query('SELECT pg_database_size(current_databa
 const messagesBytes = Number((await pool.query(`SELECT pg_total_relation_size('messages') AS b`)).rows[0].b);
 process.stdout.write(
   [
-    `queued       ${((queuedAt - t0) / 1000).toFixed(1)} s from send to fully queued (${total} messages)`,
-    `delivered    ${(arrived / ((last - first) / 1000)).toFixed(0)}/s between first and last arrival; ${(arrived / ((last - t0) / 1000)).toFixed(0)}/s from send (${arrived} in ${((last - t0) / 1000).toFixed(1)} s)`,
+    `delivered    ${(arrived / ((last - first) / 1000)).toFixed(0)}/s between first and last arrival; ${(arrived / ((last - t0) / 1000)).toFixed(0)}/s from send (${arrived} in ${((last - t0) / 1000).toFixed(1)} s) ${load()}`,
     `peak RSS MB  ${roles.map((r, i) => `${r} ${rss[i]}`).join(', ')}`,
     `database     ${((dbAfter - dbBefore) / total).toFixed(0)} bytes per recipient (database growth, messages + events + indexes + rollups); messages table ${(messagesBytes / total).toFixed(0)} bytes per row`,
   ].join('\n') + '\n',
 );
 
-async function latency(path: string): Promise<{ p50: number; p99: number }> {
+async function latency(path: string): Promise<{ p50: number; p99: number; load: string }> {
   for (let i = 0; i < 20; i++) await call('GET', path); // warm-up
   const times: number[] = [];
   for (let i = 0; i < requests; i++) {
@@ -141,7 +148,7 @@ async function latency(path: string): Promise<{ p50: number; p99: number }> {
     times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  return { p50: Number(percentile(times, 50).toFixed(1)), p99: Number(percentile(times, 99).toFixed(1)) };
+  return { p50: Number(percentile(times, 50).toFixed(1)), p99: Number(percentile(times, 99).toFixed(1)), load: load() };
 }
 
 // ~300,000 events on the campaign: its 200,000 sent + delivered, plus opens and clicks, inserted
@@ -180,10 +187,17 @@ while (accountEvents < 1_000_000) {
 const stats = await latency('/api/v1/stats');
 process.stdout.write(
   [
-    `report       GET /api/v1/campaigns/{id} with ${campaignEvents} campaign events: p50 ${report.p50} ms  p99 ${report.p99} ms (${requests} sequential requests)`,
-    `stats        GET /api/v1/stats with ${accountEvents} account events: p50 ${stats.p50} ms  p99 ${stats.p99} ms (${requests} sequential requests)`,
+    `report       GET /api/v1/campaigns/{id} with ${campaignEvents} campaign events: p50 ${report.p50} ms  p99 ${report.p99} ms (${requests} sequential requests) ${report.load}`,
+    `stats        GET /api/v1/stats with ${accountEvents} account events: p50 ${stats.p50} ms  p99 ${stats.p99} ms (${requests} sequential requests) ${stats.load}`,
   ].join('\n') + '\n',
 );
 await cluster.stop();
 await dns.close();
 sink.close();
+
+// The delivered/s target's reference, in the same run: the delivery engine alone (bench/delivery --split).
+if (reference > 0) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/delivery.ts', '--messages', String(reference), '--workers', String(workers), '--split'], { encoding: 'utf8' });
+  const line = /^delivered .*$/m.exec(r.stdout)?.[0];
+  process.stdout.write(line ? `reference    bench/delivery --split, ${reference} messages: ${line.replace(/^delivered\s+/, '')} ${load()}\n` : `reference    bench/delivery failed: ${r.stderr.slice(-500)}\n`);
+}

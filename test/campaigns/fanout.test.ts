@@ -71,6 +71,13 @@ test('fan-out: active members once each, minus excluded, skips counted by reason
   assert.equal(r.progress.recipients, 4);
   assert.equal(r.progress.queued, 4);
   assert.equal(r.counts.sent, 4);
+  // The fan-out writes its own `sent` counters (migration 019): the same as the trigger's, in every scope.
+  for (const q of ['', '?tag=monthly', `?campaignId=${id}`]) assert.equal((await live.get(`/api/v1/stats${q}`)).body.counts.sent, 4, q);
+  const rollups = await pool.query(
+    `SELECT scope, sum(sent)::int AS sent FROM stats_daily WHERE account_id = $1 GROUP BY scope ORDER BY scope`,
+    [acme.accountId],
+  );
+  assert.deepEqual(rollups.rows, [{ scope: '', sent: 4 }, { scope: `c:${id}`, sent: 4 }, { scope: 't:monthly', sent: 4 }]);
 
   assert.equal(await env.deliverAll(), 4);
   assert.equal(mx.messages.length, 4);

@@ -69,5 +69,7 @@ test('kill -9 in the middle of a fan-out: the next worker resumes at the checkpo
   assert.equal(report.progress.queued, 2700);
   assert.equal(report.progress.recipients, 2700);
   assert.equal(report.counts.sent, 2700, 'one sent event per message');
+  assert.equal((await live.get(`/api/v1/stats?campaignId=${c.id}`)).body.counts.sent, 2700, 'daily counters as exact as the messages');
+  assert.equal((await pool.query(`SELECT count(*)::int AS n FROM events WHERE campaign_id = $1 AND type = 'sent'`, [c.id])).rows[0].n, 2700);
   assert.equal(report.counts.skipped.suppressed, 300);
 });

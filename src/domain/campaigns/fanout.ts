@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Pool, Queryable } from '../../db/pool.js';
+import type { Pool, PoolClient } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { notifySoon } from '../../db/notify.js';
 import { lockCampaign } from '../../db/queries/campaigns/campaigns.js';
@@ -79,7 +79,7 @@ export async function runFanOut(deps: FanOutDeps): Promise<number | null> {
 
 /** One batch, in the caller's transaction. `more` is false when the fan-out must stop. */
 export async function fanOutBatch(
-  tx: Queryable,
+  tx: PoolClient,
   deps: FanOutDeps,
   workerId: string,
   campaignId: string,
