@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { withTransaction } from '../db/pool.js';
+import { withTransaction, type Pool } from '../db/pool.js';
 import { requireAccount } from '../domain/accounts.js';
 import { accountOfAutomation, listAutomations } from '../domain/automations/automations.js';
 import { listRuns } from '../domain/automations/runs.js';
@@ -7,6 +7,7 @@ import { triggerEvent } from '../domain/automations/trigger.js';
 import type { RunStatus } from '../db/queries/automations/runs.js';
 import { AppError } from '../errors.js';
 import { output, table, withDatabase } from './context.js';
+import { defaultAccount } from './users.js';
 
 const RUN_STATUSES = ['active', 'waiting', 'completed', 'exited', 'failed'];
 
@@ -22,17 +23,24 @@ function parseData(text: string | undefined): Record<string, unknown> | undefine
   return data as Record<string, unknown>;
 }
 
+/** The account named by --account, or the only one (a single-account install names none, as the issue's `postline automations list`). */
+async function accountFrom(pool: Pool, account: string | undefined): Promise<string> {
+  if (account === undefined) return defaultAccount(pool);
+  await requireAccount(pool, account);
+  return account;
+}
+
 export function registerAutomationCommands(program: Command): void {
   const automations = program.command('automations').description('Event-driven automations: definitions, runs, triggering');
   automations
     .command('list')
     .description("List an account's automations with their run counters")
-    .requiredOption('--account <id>', 'account id')
+    .option('--account <id>', 'account id (default: the only account)')
     .option('--json', 'print JSON')
-    .action(async (o: { account: string; json?: boolean }) => {
+    .action(async (o: { account?: string; json?: boolean }) => {
       const list = await withDatabase(async ({ pool }) => {
-        await requireAccount(pool, o.account);
-        return listAutomations(pool, o.account, { limit: 500, order: 'asc', afterId: null });
+        const accountId = await accountFrom(pool, o.account);
+        return listAutomations(pool, accountId, { limit: 500, order: 'asc', afterId: null });
       });
       output(o.json, list, () => table(list.map((a) => ({
         id: a.id, name: a.name, status: a.status, trigger: a.trigger.event,
@@ -62,14 +70,14 @@ export function registerAutomationCommands(program: Command): void {
   automations
     .command('trigger <event> <email>')
     .description('Trigger an event for an address: starts matching automations and wakes runs waiting for it')
-    .requiredOption('--account <id>', 'account id')
+    .option('--account <id>', 'account id (default: the only account)')
     .option('--data <json>', 'event data, a JSON object')
     .option('--json', 'print JSON')
-    .action(async (event: string, email: string, o: { account: string; data?: string; json?: boolean }) => {
+    .action(async (event: string, email: string, o: { account?: string; data?: string; json?: boolean }) => {
       const data = parseData(o.data);
       const result = await withDatabase(async ({ pool }) => {
-        await requireAccount(pool, o.account);
-        return withTransaction(pool, (tx) => triggerEvent(tx, o.account, { event, email, ...(data ? { data } : {}) }, new Date()));
+        const accountId = await accountFrom(pool, o.account);
+        return withTransaction(pool, (tx) => triggerEvent(tx, accountId, { event, email, ...(data ? { data } : {}) }, new Date()));
       });
       output(o.json, result, () => [
         `${event} for ${email}: started ${result.runs.length} run(s), resumed ${result.resumed} waiting run(s)`,

@@ -17,7 +17,7 @@ async function passwordFrom(option: string | undefined): Promise<string> {
 }
 
 /** The only account, when --account is omitted; more than one needs the flag. */
-async function defaultAccount(pool: Parameters<typeof allAccounts>[0]): Promise<string> {
+export async function defaultAccount(pool: Parameters<typeof allAccounts>[0]): Promise<string> {
   const accounts = await allAccounts(pool);
   if (accounts.length === 1) return accounts[0].id;
   throw new Error(accounts.length === 0 ? 'there is no account yet: create one with `postline accounts create`' : 'there are several accounts: pass --account ID');

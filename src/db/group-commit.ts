@@ -19,14 +19,19 @@ import { inSandbox, outsideSandbox } from './sandbox.js';
 export class GroupCommit<T, R> {
   private queue: { item: T; resolve: (r: R) => void; reject: (err: unknown) => void }[] = [];
   private inFlight = 0;
+  /** With `keyOf`: how many items of each key are in writes now. */
+  private busyKeys = new Map<string, number>();
 
   /**
    * `write` stores a batch in one statement and returns one result per item, in order.
    * `maxInFlight` writes may run at once (the second overlaps the first's round trip).
+   * `keyOf` (optional) keeps the items of one key in submission order: an item waits while an
+   * earlier item of its key is being written, so two overlapping writes never race on a key
+   * (the second write would otherwise be free to commit first).
    */
   constructor(
     private readonly write: (items: T[]) => Promise<R[]>,
-    private readonly opts: { maxBatch: number; maxInFlight: number } = { maxBatch: 500, maxInFlight: 2 },
+    private readonly opts: { maxBatch: number; maxInFlight: number; keyOf?: (item: T) => string } = { maxBatch: 500, maxInFlight: 2 },
   ) {}
 
   submit(item: T): Promise<R> {
@@ -41,13 +46,51 @@ export class GroupCommit<T, R> {
 
   private pump(): void {
     while (this.inFlight < this.opts.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.opts.maxBatch);
+      const batch = this.take();
+      if (batch.length === 0) return; // every queued key is in a write; its end pumps again
       this.inFlight++;
       outsideSandbox(() => this.writeIsolated(batch))
         .finally(() => {
           this.inFlight--;
+          this.release(batch);
           this.pump();
         });
+    }
+  }
+
+  /** The next batch: the queue's head, or with `keyOf` the queued items whose key is free. */
+  private take(): typeof this.queue {
+    const keyOf = this.opts.keyOf;
+    if (!keyOf) return this.queue.splice(0, this.opts.maxBatch);
+    const batch: typeof this.queue = [];
+    const rest: typeof this.queue = [];
+    // A key held back stays held back for the rest of this pass: its later items keep their order.
+    const blocked = new Set<string>();
+    for (const entry of this.queue) {
+      const key = keyOf(entry.item);
+      if (batch.length >= this.opts.maxBatch || blocked.has(key) || this.busyKeys.has(key)) {
+        blocked.add(key);
+        rest.push(entry);
+      } else {
+        batch.push(entry);
+      }
+    }
+    this.queue = rest;
+    for (const entry of batch) {
+      const key = keyOf(entry.item);
+      this.busyKeys.set(key, (this.busyKeys.get(key) ?? 0) + 1);
+    }
+    return batch;
+  }
+
+  private release(batch: typeof this.queue): void {
+    const keyOf = this.opts.keyOf;
+    if (!keyOf) return;
+    for (const entry of batch) {
+      const key = keyOf(entry.item);
+      const n = (this.busyKeys.get(key) ?? 1) - 1;
+      if (n === 0) this.busyKeys.delete(key);
+      else this.busyKeys.set(key, n);
     }
   }
 

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { Pool, Queryable } from '../db/pool.js';
-import { withTransaction } from '../db/pool.js';
+import { notifySoon } from '../db/notify.js';
+import { afterCommit, withTransaction } from '../db/pool.js';
+import { queueSubscriberCreated } from '../db/queries/automations/pending.js';
 import { insertConfirmations } from '../db/queries/confirmations.js';
 import {
   advanceImport, claimImport, finishImport, insertImport, releaseFailedImport, selectImport, selectImportPage, selectImportPayload,
@@ -190,11 +192,16 @@ async function importBatch(db: Queryable, job: { accountId: string; listId: stri
     (rounds[round] ??= []).push(prepared.input);
   });
   const ids: string[] = [];
+  const created: string[] = [];
   for (const round of rounds) {
     const done = await upsertSubscribers(db, job.accountId, round, { newStatus: job.doubleOptIn ? 'unconfirmed' : 'active', now });
     for (const d of done) {
-      if (d.inserted) result.created++;
-      else result.updated++;
+      if (d.inserted) {
+        result.created++;
+        created.push(d.id);
+      } else {
+        result.updated++;
+      }
       ids.push(d.id);
     }
   }
@@ -202,6 +209,11 @@ async function importBatch(db: Queryable, job: { accountId: string; listId: stri
     const unique = [...new Set(ids)];
     await insertMemberships(db, job.accountId, unique, [job.listId], now);
     if (job.doubleOptIn) await insertConfirmations(db, job.accountId, unique, [job.listId], now);
+  }
+  // New subscribers fire subscriber.created as a single create does, queued with the batch
+  // (one statement) and started by the worker: the import does not wait on the runs.
+  if ((await queueSubscriberCreated(db, job.accountId, created, now)) > 0) {
+    afterCommit(db, (pool) => notifySoon(pool, 'postline_automations'));
   }
   return result;
 }

@@ -1,5 +1,6 @@
 import { runDueAutomations, ENGINE_BATCH, type EngineDeps } from '../domain/automations/engine.js';
 import { EVENT_BATCH, handleAutomationEvents } from '../domain/automations/events.js';
+import { PENDING_BATCH, runPendingTriggers } from '../domain/automations/pending.js';
 import { TrackingLinks } from '../domain/tracking-links.js';
 import { startLoop, type Loop } from './loop.js';
 import type { Notifications } from './notifications.js';
@@ -7,8 +8,8 @@ import type { WorkerDeps } from './index.js';
 
 /**
  * The automation loops: the run engine (woken when triggers start or wake runs, polling every
- * second for waits that come due) and the event handler (woken with the webhook dispatcher on
- * new events). A full batch means more is waiting: go again at once.
+ * second for waits that come due), the event handler (woken with the webhook dispatcher on
+ * new events) and the queued triggers of imports (woken with the engine). A full batch means more is waiting: go again at once.
  */
 export function startAutomationLoops(deps: WorkerDeps, notifications: Notifications, onError: (name: string, err: unknown) => void): Loop[] {
   const engine: EngineDeps = { pool: deps.pool, config: deps.config, links: new TrackingLinks(deps.config), now: () => deps.clock.now() };
@@ -18,7 +19,14 @@ export function startAutomationLoops(deps: WorkerDeps, notifications: Notificati
   const events: Loop = startLoop('automation-events', 1000, async () => {
     if ((await handleAutomationEvents(deps.pool, engine.now)) >= EVENT_BATCH) events.wake();
   }, onError);
-  notifications.on('postline_automations', () => runs.wake());
+  // Triggers queued by imports: starting their runs wakes the engine (afterCommit notify).
+  const pending: Loop = startLoop('automation-pending-triggers', 1000, async () => {
+    if ((await runPendingTriggers(deps.pool, engine.now)) >= PENDING_BATCH) pending.wake();
+  }, onError);
+  notifications.on('postline_automations', () => {
+    runs.wake();
+    pending.wake();
+  });
   notifications.on('postline_events', () => events.wake());
-  return [runs, events];
+  return [runs, events, pending];
 }

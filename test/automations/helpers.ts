@@ -26,6 +26,7 @@ export async function makeAutomation(api: ReturnType<typeof client>, body: Recor
 
 import { runDueAutomations } from '../../src/domain/automations/engine.js';
 import { handleAutomationEvents } from '../../src/domain/automations/events.js';
+import { runPendingTriggers } from '../../src/domain/automations/pending.js';
 import { TrackingLinks } from '../../src/domain/tracking-links.js';
 import type { Clock } from '../../src/clock.js';
 
@@ -36,7 +37,8 @@ export function engineOf(pool: Pool, config: Config, clock: Clock) {
     for (let i = 0; i < 100; i++) {
       const a = await runDueAutomations(deps);
       const b = await handleAutomationEvents(pool, deps.now);
-      if (a === 0 && b === 0) return;
+      const c = await runPendingTriggers(pool, deps.now);
+      if (a === 0 && b === 0 && c === 0) return;
     }
     throw new Error('automations did not settle');
   };

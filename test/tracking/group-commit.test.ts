@@ -93,3 +93,35 @@ test('group commit: a write failing because of one item fails only that item; th
   assert.deepEqual(stored.sort((a, b) => a - b), Array.from({ length: 41 }, (_, i) => i).filter((i) => i !== 13));
   assert.ok(writes.length <= 2 + 2 * Math.ceil(Math.log2(40)), `${writes.length} writes: bisected, not one per item`);
 });
+
+test('group commit with keyOf: items of one key never go into overlapping writes and keep their order; other keys pass them', async () => {
+  const gates: ReturnType<typeof deferred>[] = [];
+  const writes: string[][] = [];
+  const committed: string[] = [];
+  const gc = new GroupCommit<string, string>(async (items) => {
+    writes.push(items);
+    const gate = deferred();
+    gates.push(gate);
+    await gate.gate;
+    committed.push(...items);
+    return items;
+  }, { maxBatch: 10, maxInFlight: 2, keyOf: (item) => item[0] });
+  const a1 = gc.submit('a1');
+  const rest = ['a2', 'b1', 'a3', 'c1'].map((i) => gc.submit(i));
+  // a1 is in the first write; the second may run beside it, but without a2.
+  assert.deepEqual(writes, [['a1'], ['b1']]);
+  gates[1].release();
+  await rest[1];
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(writes[2], ['c1'], 'c1 passes a2 and a3, which wait for a1');
+  gates[2].release();
+  await rest[3];
+  assert.equal(writes.length, 3, 'a2 still waits for a1');
+  gates[0].release();
+  await a1;
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(writes[3], ['a2', 'a3'], 'once a1 is committed, a2 and a3 go together, in order');
+  gates[3].release();
+  assert.deepEqual(await Promise.all([a1, ...rest]), ['a1', 'a2', 'b1', 'a3', 'c1']);
+  assert.deepEqual(committed.filter((i) => i[0] === 'a'), ['a1', 'a2', 'a3']);
+});

@@ -43,6 +43,17 @@ export async function selectSubscriberByKey(db: Queryable, accountId: string, em
   return rows[0] ?? null;
 }
 
+// Subscribers of several (account, address) pairs at once (batched triggers); keyed `account email_key`.
+export async function selectSubscribersByKeys(db: Queryable, keys: { accountId: string; emailKey: string }[]): Promise<Map<string, SubscriberRow>> {
+  if (keys.length === 0) return new Map();
+  const { rows } = await db.query<SubscriberRow>(
+    `SELECT ${SUBSCRIBER_COLUMNS} FROM unnest($1::text[], $2::text[]) AS k(account_id, email_key)
+       JOIN subscribers s ON s.account_id = k.account_id AND s.email_key = k.email_key`,
+    [keys.map((k) => k.accountId), keys.map((k) => k.emailKey)],
+  );
+  return new Map(rows.map((r) => [`${r.account_id} ${r.email_key}`, r]));
+}
+
 export interface SubscriberFilter {
   listId: string | null;
   status: SubscriberStatus | null;

@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { PoolClient } from '../../db/pool.js';
 import { insertAutomationSend, type RunRow } from '../../db/queries/automations/runs.js';
-import { selectSubscriberByKey } from '../../db/queries/subscribers.js';
+import { selectSubscriberByKey, selectSuppressionReason } from '../../db/queries/subscribers.js';
 import { AppError } from '../../errors.js';
 import type { SendingDomain } from '../domains.js';
 import { sendEmail } from '../sending.js';
@@ -32,13 +32,18 @@ const NOT_MAILABLE = new Set(['unsubscribed', 'bounced', 'complained']);
 /**
  * One message through the normal sending pipeline (sending.ts: template, rendering, verified
  * domain, suppression, quota, tracking, the `sent` event), queued in the engine's transaction.
- * An address that is suppressed (sending.ts checks) or whose subscriber unsubscribed is skipped, not failed: the
+ * An address that is suppressed or whose subscriber unsubscribed is skipped, not failed: the
  * run goes on (a later condition or exit decides). Any other refusal fails the run with the
  * reason, e.g. the sender domain lost its verification or the template was deleted.
  */
 export async function performSend(ctx: StepContext, run: RunRow, step: SendStep): Promise<SendOutcome> {
+  // Whether the address may be mailed at all comes first: a send that would be skipped is
+  // skipped, whatever else is wrong with it (a deleted template, an unverified domain), so a
+  // suppressed address never fails a run. sendEmail checks suppression again, after
+  // rendering, in the same transaction; this earlier look only decides the order.
   const subscriber = await selectSubscriberByKey(ctx.db, run.account_id, run.email_key);
   if (subscriber && NOT_MAILABLE.has(subscriber.status)) return { outcome: 'skipped', reason: `subscriber ${subscriber.status}` };
+  if ((await selectSuppressionReason(ctx.db, run.account_id, run.email_key)) !== null) return { outcome: 'skipped', reason: 'suppressed' };
   const variables = {
     data: run.data,
     email: run.email,

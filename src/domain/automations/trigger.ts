@@ -1,8 +1,10 @@
 import { notifySoon } from '../../db/notify.js';
 import { afterCommit, type Queryable } from '../../db/pool.js';
 import { addRunCounters, selectTriggered, type AutomationRow } from '../../db/queries/automations/definitions.js';
-import { exitRunsOfAddress, insertRuns, insertRunSteps, selectPriorRuns, wakeWaitingRuns, type RunRow } from '../../db/queries/automations/runs.js';
-import { selectSubscriberByKey } from '../../db/queries/subscribers.js';
+import {
+  exitRunsOfAddress, insertRuns, insertRunSteps, lockAddresses, selectPriorRuns, wakeWaitingRuns, type RunRow,
+} from '../../db/queries/automations/runs.js';
+import { selectSubscriberByKey, selectSubscribersByKeys, type SubscriberRow } from '../../db/queries/subscribers.js';
 import { AppError, invalid } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { parseEmailAddress } from '../email-address.js';
@@ -47,69 +49,118 @@ export function checkTriggerInput(input: TriggerInput): string {
   return address.value.key;
 }
 
-export async function loadRuleSubscriber(db: Queryable, accountId: string, emailKey: string): Promise<RuleSubscriber | null> {
-  const s = await selectSubscriberByKey(db, accountId, emailKey);
-  return s ? { name: s.name, status: s.status, createdAt: s.created_at, lists: s.lists, attributes: s.attributes } : null;
+function toRuleSubscriber(s: SubscriberRow): RuleSubscriber {
+  return { name: s.name, status: s.status, createdAt: s.created_at, lists: s.lists, attributes: s.attributes };
 }
 
+export async function loadRuleSubscriber(db: Queryable, accountId: string, emailKey: string): Promise<RuleSubscriber | null> {
+  const s = await selectSubscriberByKey(db, accountId, emailKey);
+  return s ? toRuleSubscriber(s) : null;
+}
+
+/** One trigger of a batch: its account, its checked input and the address's matching key. */
+export interface PendingTrigger {
+  accountId: string;
+  input: TriggerInput;
+  emailKey: string;
+  now: Date;
+}
+
+const addressOf = (t: PendingTrigger) => `${t.accountId} ${t.emailKey}`;
+
 /**
- * Which of the active automations for this event would start a run for this address now:
- * filter matches and reentry allows it. With `lock`, concurrent triggers for the same address
- * are serialised first (a transaction-scoped advisory lock on account and address), so two
- * simultaneous triggers cannot both pass a "never" or "after_exit" check.
+ * Decides, for a batch of triggers in order, which automations each one starts a run of:
+ * filter matches and reentry allows it. The batch behaves exactly as its triggers one after
+ * the other: a run started by an earlier trigger of the batch counts as "in progress" for a
+ * later one of the same address. With `lock`, each address of the batch is locked first
+ * (lockAddresses), so concurrent batches and single triggers see each other's runs.
  */
-async function matchingAutomations(db: Queryable, accountId: string, emailKey: string, input: TriggerInput, now: Date, lock: boolean): Promise<AutomationRow[]> {
-  const candidates = await selectTriggered(db, accountId, input.event);
-  if (candidates.length === 0) return [];
-  if (lock) await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`automation-run:${accountId}:${emailKey}`]);
-  const filters = candidates.map((a) => a.trigger_filter as RuleGroup | null);
-  const subscriber = filters.some((f) => f && ruleNeedsSubscriber(f)) ? await loadRuleSubscriber(db, accountId, emailKey) : null;
-  const ctx = { email: input.email, data: input.data ?? {}, subscriber, opened: false, clicked: false, waitOutcome: null, now };
-  const passing = candidates.filter((a, i) => !filters[i] || evaluateRule(filters[i]!, ctx));
-  const reentryLimited = passing.filter((a) => a.reentry !== 'always').map((a) => a.id);
-  const prior = reentryLimited.length > 0 ? await selectPriorRuns(db, accountId, emailKey, reentryLimited) : new Map();
-  return passing.filter((a) => {
-    const p = prior.get(a.id);
-    if (!p || a.reentry === 'always') return true;
-    return a.reentry === 'after_exit' && !p.open;
+async function matchAutomations(db: Queryable, batch: PendingTrigger[], lock: boolean): Promise<AutomationRow[][]> {
+  const pairs = [...new Map(batch.map((t) => [`${t.accountId} ${t.input.event}`, { accountId: t.accountId, event: t.input.event }])).values()];
+  const triggered = await selectTriggered(db, pairs);
+  const candidatesOf = batch.map((t) => triggered.get(`${t.accountId} ${t.input.event}`) ?? []);
+  const concerned = batch.filter((_, i) => candidatesOf[i].length > 0);
+  if (concerned.length === 0) return batch.map(() => []);
+  const addresses = [...new Map(concerned.map((t) => [addressOf(t), { accountId: t.accountId, emailKey: t.emailKey }])).values()];
+  if (lock) await lockAddresses(db, addresses);
+  const needSubscriber = concerned.filter((t) => (triggered.get(`${t.accountId} ${t.input.event}`) ?? []).some((a) => a.trigger_filter && ruleNeedsSubscriber(a.trigger_filter as RuleGroup)));
+  const subscribers = await selectSubscribersByKeys(db, [...new Map(needSubscriber.map((t) => [addressOf(t), { accountId: t.accountId, emailKey: t.emailKey }])).values()]);
+  const limited = [...new Set(candidatesOf.flat().filter((a) => a.reentry !== 'always').map((a) => a.id))];
+  const prior = await selectPriorRuns(db, addresses, limited);
+  return batch.map((t, i) => {
+    const candidates = candidatesOf[i];
+    if (candidates.length === 0) return [];
+    const sub = subscribers.get(addressOf(t));
+    const ctx = { email: t.input.email, data: t.input.data ?? {}, subscriber: sub ? toRuleSubscriber(sub) : null, opened: false, clicked: false, waitOutcome: null, now: t.now };
+    return candidates.filter((a) => {
+      const filter = a.trigger_filter as RuleGroup | null;
+      if (filter && !evaluateRule(filter, ctx)) return false;
+      if (a.reentry === 'always') return true;
+      const key = `${addressOf(t)} ${a.id}`;
+      const p = prior.get(key);
+      if (p && (a.reentry === 'never' || p.open)) return false;
+      // This trigger starts a run: later triggers of the batch see it in progress.
+      prior.set(key, { open: true });
+      return true;
+    });
   });
 }
 
 /** Test keys: how many automations would start a run; nothing is written or locked. */
 export async function countMatchingAutomations(db: Queryable, accountId: string, input: TriggerInput, now: Date): Promise<number> {
-  const key = checkTriggerInput(input);
-  return (await matchingAutomations(db, accountId, key, input, now, false)).length;
+  const emailKey = checkTriggerInput(input);
+  return (await matchAutomations(db, [{ accountId, input, emailKey, now }], false))[0].length;
 }
 
 /**
- * Starts the runs and wakes the waiting ones, in the caller's transaction. The runs are due at
- * once; the worker performs their steps after commit (it is woken then).
+ * Starts the runs and wakes the waiting ones for a batch of checked triggers, in the caller's
+ * transaction, with a handful of statements whatever the batch size (the API group-commits
+ * concurrent triggers through this; docs/decisions/0014-automation-runs.md, addendum). Results are
+ * in batch order. The runs are due at once; the worker performs their steps after commit.
  */
-export async function triggerEvent(db: Queryable, accountId: string, input: TriggerInput, now: Date): Promise<TriggerResult> {
-  const emailKey = checkTriggerInput(input);
-  const matched = await matchingAutomations(db, accountId, emailKey, input, now, true);
-  const runs: RunRow[] = matched.map((a) => ({
+export async function triggerEvents(db: Queryable, batch: PendingTrigger[]): Promise<TriggerResult[]> {
+  if (batch.length === 0) return [];
+  const matched = await matchAutomations(db, batch, true);
+  const runsOf = batch.map((t, i): RunRow[] => matched[i].map((a) => ({
     id: newId('run'),
-    account_id: accountId,
+    account_id: t.accountId,
     automation_id: a.id,
-    email: input.email.trim(),
-    email_key: emailKey,
-    data: input.data ?? {},
+    email: t.input.email.trim(),
+    email_key: t.emailKey,
+    data: t.input.data ?? {},
     status: 'active',
     position: '0',
-    due_at: now,
+    due_at: t.now,
     wait_event: null,
     wait_outcome: null,
     exit_reason: null,
-    started_at: now,
-    updated_at: now,
+    started_at: t.now,
+    updated_at: t.now,
     finished_at: null,
-  }));
+  })));
+  const runs = runsOf.flat();
   await insertRuns(db, runs);
-  const resumed = await wakeWaitingRuns(db, accountId, emailKey, input.event, now);
+  // Each (address, event) wakes once, at its first trigger in the batch: the later ones would
+  // find no run still waiting for it, as they would one after the other.
+  const firstOf = new Map<string, number>();
+  batch.forEach((t, i) => {
+    const key = `${addressOf(t)} ${t.input.event}`;
+    if (!firstOf.has(key)) firstOf.set(key, i);
+  });
+  const wakes = [...firstOf.values()].map((i) => ({ accountId: batch[i].accountId, emailKey: batch[i].emailKey, event: batch[i].input.event, now: batch[i].now }));
+  const resumedOf = batch.map(() => 0);
+  for (const r of await wakeWaitingRuns(db, wakes)) resumedOf[firstOf.get(`${r.account_id} ${r.email_key} ${r.event}`)!]++;
   await addRunCounters(db, runs.map((r) => ({ automationId: r.automation_id, started: 1 })));
-  if (runs.length + resumed.length > 0) afterCommit(db, (pool) => notifySoon(pool, 'postline_automations'));
-  return { event: input.event, email: input.email, runs: runs.map((r) => ({ id: r.id, automationId: r.automation_id })), resumed: resumed.length };
+  if (runs.length > 0 || resumedOf.some((n) => n > 0)) afterCommit(db, (pool) => notifySoon(pool, 'postline_automations'));
+  return batch.map((t, i) => ({
+    event: t.input.event, email: t.input.email, runs: runsOf[i].map((r) => ({ id: r.id, automationId: r.automation_id })), resumed: resumedOf[i],
+  }));
+}
+
+/** One trigger, in the caller's transaction (built-in events, the CLI). */
+export async function triggerEvent(db: Queryable, accountId: string, input: TriggerInput, now: Date): Promise<TriggerResult> {
+  const emailKey = checkTriggerInput(input);
+  return (await triggerEvents(db, [{ accountId, input, emailKey, now }]))[0];
 }
 
 /**

@@ -175,13 +175,24 @@ export async function addStepStats(db: Queryable, changes: StepStatsDelta[]): Pr
   );
 }
 
-// Active automations of an account listening for one event (automations_trigger index).
-export async function selectTriggered(db: Queryable, accountId: string, event: string): Promise<AutomationRow[]> {
+/**
+ * Active automations listening for each (account, event) pair of a batch of triggers, keyed
+ * `account event`. One statement for the batch; each pair is one probe of automations_trigger.
+ */
+export async function selectTriggered(db: Queryable, pairs: { accountId: string; event: string }[]): Promise<Map<string, AutomationRow[]>> {
+  const out = new Map<string, AutomationRow[]>();
+  if (pairs.length === 0) return out;
   const { rows } = await db.query<AutomationRow>(
-    `SELECT * FROM automations WHERE account_id = $1 AND trigger_event = $2 AND status = 'active' ORDER BY id`,
-    [accountId, event],
+    `SELECT a.* FROM unnest($1::text[], $2::text[]) AS p(account_id, event)
+       JOIN automations a ON a.account_id = p.account_id AND a.trigger_event = p.event AND a.status = 'active'
+      ORDER BY a.id`,
+    [pairs.map((p) => p.accountId), pairs.map((p) => p.event)],
   );
-  return rows;
+  for (const r of rows) {
+    const key = `${r.account_id} ${r.trigger_event}`;
+    out.set(key, [...(out.get(key) ?? []), r]);
+  }
+  return out;
 }
 
 // Which of these template ids exist in the account (validation of send steps).

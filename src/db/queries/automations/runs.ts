@@ -39,35 +39,66 @@ export async function insertRuns(db: Queryable, rows: RunRow[]): Promise<void> {
   await db.query('INSERT INTO automation_runs SELECT * FROM json_populate_recordset(NULL::automation_runs, $1::json)', [JSON.stringify(rows)]);
 }
 
-/**
- * Per automation, whether this address has had a run and whether one is still in progress:
- * what reentry decides on. Served by automation_runs_address.
- */
-export async function selectPriorRuns(db: Queryable, accountId: string, emailKey: string, automationIds: string[]): Promise<Map<string, { open: boolean }>> {
-  const { rows } = await db.query<{ automation_id: string; open: boolean }>(
-    `SELECT automation_id, bool_or(status IN ('active', 'waiting')) AS open
-       FROM automation_runs
-      WHERE account_id = $1 AND email_key = $2 AND automation_id = ANY($3::text[])
-      GROUP BY automation_id`,
-    [accountId, emailKey, automationIds],
-  );
-  return new Map(rows.map((r) => [r.automation_id, { open: r.open }]));
+/** One address of one account: what reentry, waits and the per-address lock are about. */
+export interface AddressKey {
+  accountId: string;
+  emailKey: string;
 }
 
 /**
- * Wakes the runs of this address waiting for this event: due now, outcome "event". A run the
- * engine holds (its timeout being handled) is waited for; once that commits its wait_event is
- * NULL and the row no longer matches, so a wait ends exactly once, by event or by timeout.
+ * For each address of a batch of triggers and each of the given automations: whether the
+ * address has had a run and whether one is still in progress (what reentry decides on), keyed
+ * `account email_key automation`. One statement; each address is one probe of
+ * automation_runs_address.
  */
-export async function wakeWaitingRuns(db: Queryable, accountId: string, emailKey: string, event: string, now: Date): Promise<{ id: string; automation_id: string }[]> {
-  const { rows } = await db.query<{ id: string; automation_id: string }>(
-    `UPDATE automation_runs
-        SET wait_event = NULL, wait_outcome = 'event', due_at = $4, updated_at = $4
-      WHERE account_id = $1 AND email_key = $2 AND wait_event = $3 AND status = 'waiting'
-      RETURNING id, automation_id`,
-    [accountId, emailKey, event, now],
+export async function selectPriorRuns(db: Queryable, addresses: AddressKey[], automationIds: string[]): Promise<Map<string, { open: boolean }>> {
+  if (addresses.length === 0 || automationIds.length === 0) return new Map();
+  const { rows } = await db.query<{ account_id: string; email_key: string; automation_id: string; open: boolean }>(
+    `SELECT r.account_id, r.email_key, r.automation_id, bool_or(r.status IN ('active', 'waiting')) AS open
+       FROM unnest($1::text[], $2::text[]) AS k(account_id, email_key)
+       JOIN automation_runs r ON r.account_id = k.account_id AND r.email_key = k.email_key AND r.automation_id = ANY($3::text[])
+      GROUP BY r.account_id, r.email_key, r.automation_id`,
+    [addresses.map((a) => a.accountId), addresses.map((a) => a.emailKey), automationIds],
+  );
+  return new Map(rows.map((r) => [`${r.account_id} ${r.email_key} ${r.automation_id}`, { open: r.open }]));
+}
+
+/**
+ * Wakes the runs waiting for an event, for each (address, event) of a batch of triggers: due
+ * at that trigger's time, outcome "event". A run the engine holds (its timeout being handled)
+ * is waited for; once that commits its wait_event is NULL and the row no longer matches, so a
+ * wait ends exactly once, by event or by timeout. A row matched by two entries of the batch is
+ * updated once (the caller gives each (address, event) once).
+ */
+export async function wakeWaitingRuns(
+  db: Queryable,
+  wakes: (AddressKey & { event: string; now: Date })[],
+): Promise<{ id: string; account_id: string; email_key: string; event: string }[]> {
+  if (wakes.length === 0) return [];
+  const { rows } = await db.query<{ id: string; account_id: string; email_key: string; event: string }>(
+    `UPDATE automation_runs r
+        SET wait_event = NULL, wait_outcome = 'event', due_at = w.now, updated_at = w.now
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS w(account_id, email_key, event, now)
+      WHERE r.account_id = w.account_id AND r.email_key = w.email_key AND r.wait_event = w.event AND r.status = 'waiting'
+      RETURNING r.id, r.account_id, r.email_key, w.event`,
+    [wakes.map((w) => w.accountId), wakes.map((w) => w.emailKey), wakes.map((w) => w.event), wakes.map((w) => w.now)],
   );
   return rows;
+}
+
+/**
+ * Serialises the triggers of each address (a transaction-scoped advisory lock per account and
+ * address), so two simultaneous triggers cannot both pass a "never" or "after_exit" check.
+ * The keys are locked in one order (sorted) so two batches sharing addresses cannot deadlock.
+ */
+export async function lockAddresses(db: Queryable, addresses: AddressKey[]): Promise<void> {
+  const keys = [...new Set(addresses.map((a) => `automation-run:${a.accountId}:${a.emailKey}`))].sort();
+  if (keys.length === 0) return;
+  await db.query(
+    `SELECT pg_advisory_xact_lock(hashtextextended(s.k, 0))
+       FROM (SELECT k FROM unnest($1::text[]) WITH ORDINALITY AS u(k, i) ORDER BY i) AS s`,
+    [keys],
+  );
 }
 
 /**
@@ -128,10 +159,13 @@ export async function insertAutomationSend(db: Queryable, s: { messageId: string
 /**
  * Whether this run's sends were opened / clicked, read from the events themselves (through
  * events_message) rather than from the counters, which the event handler updates a moment later.
+ * Opens by machines (data.machine, e.g. Apple Mail Privacy Protection) are not the person
+ * opening it, so they do not count (migration 020).
  */
 export async function selectRunEngagement(db: Queryable, runId: string): Promise<{ opened: boolean; clicked: boolean }> {
   const { rows } = await db.query<{ opened: boolean; clicked: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM automation_sends s JOIN events e ON e.message_id = s.message_id AND e.type = 'open' WHERE s.run_id = $1) AS opened,
+    `SELECT EXISTS (SELECT 1 FROM automation_sends s JOIN events e ON e.message_id = s.message_id AND e.type = 'open'
+                    AND coalesce(e.data->>'machine', '') <> 'true' WHERE s.run_id = $1) AS opened,
             EXISTS (SELECT 1 FROM automation_sends s JOIN events e ON e.message_id = s.message_id AND e.type = 'click' WHERE s.run_id = $1) AS clicked`,
     [runId],
   );

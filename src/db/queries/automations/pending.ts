@@ -1,0 +1,49 @@
+import type { Queryable } from '../../pool.js';
+
+export interface PendingTriggerRow {
+  seq: number;
+  account_id: string;
+  event: string;
+  email: string;
+  data: Record<string, unknown>;
+  queued_at: Date;
+}
+
+/**
+ * Queues `subscriber.created` for these new subscribers of an import batch, one statement,
+ * in the batch's transaction. The data is what a single create fires with (subscriberId,
+ * lists, status), read after the batch's memberships were written. Nothing is queued when
+ * the account has no active automation listening for the event (automations_trigger index),
+ * so imports into accounts without automations pay one index probe per batch.
+ */
+export async function queueSubscriberCreated(db: Queryable, accountId: string, subscriberIds: string[], now: Date): Promise<number> {
+  if (subscriberIds.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `INSERT INTO automation_pending_triggers (account_id, event, email, data, queued_at)
+     SELECT s.account_id, 'subscriber.created', s.email,
+            jsonb_build_object('subscriberId', s.id, 'status', s.status,
+              'lists', to_jsonb(array(SELECT m.list_id FROM subscriber_lists m WHERE m.subscriber_id = s.id ORDER BY m.list_id))),
+            $3
+       FROM subscribers s
+      WHERE s.account_id = $1 AND s.id = ANY($2::text[])
+        AND EXISTS (SELECT 1 FROM automations a WHERE a.account_id = $1 AND a.trigger_event = 'subscriber.created' AND a.status = 'active')
+      ORDER BY s.email_key`,
+    [accountId, subscriberIds, now],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * Takes up to `limit` queued triggers, oldest first, deleting them in the caller's
+ * transaction: the runs they start commit with the deletion, or a rollback puts them back.
+ * SKIP LOCKED lets workers take side by side.
+ */
+export async function takePendingTriggers(db: Queryable, limit: number): Promise<PendingTriggerRow[]> {
+  const { rows } = await db.query<PendingTriggerRow>(
+    `DELETE FROM automation_pending_triggers
+      WHERE seq IN (SELECT seq FROM automation_pending_triggers ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING *`,
+    [limit],
+  );
+  return rows.map((r) => ({ ...r, seq: Number(r.seq) })).sort((a, b) => a.seq - b.seq);
+}
