@@ -5,13 +5,14 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { Pool, Queryable } from '../db/pool.js';
 import { notifySoon } from '../db/notify.js';
 import { afterCommit, withTransaction } from '../db/pool.js';
-import { queueSubscriberCreated } from '../db/queries/automations/pending.js';
+import { queueBuiltInEvents, queueSubscriberCreated } from '../db/queries/automations/pending.js';
 import { insertConfirmations } from '../db/queries/confirmations.js';
 import {
   advanceImport, claimImport, finishImport, insertImport, releaseFailedImport, selectImport, selectImportPage, selectImportPayload,
   type ImportRow, type ImportRowError,
 } from '../db/queries/imports.js';
-import { insertMemberships, upsertSubscribers, type UpsertInput } from '../db/queries/subscribers.js';
+import { insertMemberships, selectSubscribersByKeys, upsertSubscribers, type UpsertInput } from '../db/queries/subscribers.js';
+import { exitRunsOfAddresses } from './automations/trigger.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { requireLists } from './lists.js';
@@ -191,6 +192,9 @@ async function importBatch(db: Queryable, job: { accountId: string; listId: stri
     seen.set(prepared.input.emailKey, round + 1);
     (rounds[round] ??= []).push(prepared.input);
   });
+  // Rows that unsubscribe: which of those addresses are subscribed now (before the batch).
+  const unsubscribing = [...new Set(rounds.flat().filter((r) => r.status === 'unsubscribed').map((r) => r.emailKey))];
+  const before = await selectSubscribersByKeys(db, unsubscribing.map((emailKey) => ({ accountId: job.accountId, emailKey })));
   const ids: string[] = [];
   const created: string[] = [];
   for (const round of rounds) {
@@ -212,9 +216,16 @@ async function importBatch(db: Queryable, job: { accountId: string; listId: stri
   }
   // New subscribers fire subscriber.created as a single create does, queued with the batch
   // (one statement) and started by the worker: the import does not wait on the runs.
-  if ((await queueSubscriberCreated(db, job.accountId, created, now)) > 0) {
-    afterCommit(db, (pool) => notifySoon(pool, 'postline_automations'));
+  let queued = await queueSubscriberCreated(db, job.accountId, created, now);
+  // Existing subscribers the batch unsubscribed: as a PATCH to unsubscribed does, their runs
+  // exit now (in this transaction) and subscriber.unsubscribed fires (queued likewise).
+  if (unsubscribing.length > 0) {
+    const after = await selectSubscribersByKeys(db, unsubscribing.map((emailKey) => ({ accountId: job.accountId, emailKey })));
+    const left = [...before.values()].filter((b) => b.status !== 'unsubscribed' && after.get(`${job.accountId} ${b.email_key}`)?.status === 'unsubscribed');
+    await exitRunsOfAddresses(db, job.accountId, left.map((b) => b.email_key), 'unsubscribe', now);
+    queued += await queueBuiltInEvents(db, job.accountId, 'subscriber.unsubscribed', left.map((b) => ({ email: b.email, data: { subscriberId: b.id, reason: 'import' } })), now);
   }
+  if (queued > 0) afterCommit(db, (pool) => notifySoon(pool, 'postline_automations'));
   return result;
 }
 

@@ -72,6 +72,26 @@ test('an import into an account without a subscriber.created automation queues n
   assert.equal((await pool.query('SELECT count(*)::int AS n FROM automation_pending_triggers')).rows[0].n, 0);
 });
 
+test('an import that unsubscribes existing subscribers exits their runs and fires subscriber.unsubscribed, as a PATCH does', async () => {
+  const list = await makeList(app, acme.live, { name: 'Drip' });
+  await api.post('/api/v1/subscribers', { email: 'stay@example.com', list });
+  await api.post('/api/v1/subscribers', { email: 'quit@example.com', list });
+  const drip = await makeAutomation(api, { trigger: { event: 'drip.start' }, steps: [{ type: 'wait', duration: '1d' }, { type: 'send', subject: 'Tip', text: 'x', from }] });
+  const bye = await makeAutomation(api, { trigger: { event: 'subscriber.unsubscribed' }, steps: [{ type: 'exit' }], reentry: 'always' });
+  for (const email of ['stay@example.com', 'quit@example.com']) assert.equal((await trigger('drip.start', email)).statusCode, 202);
+  await drain();
+  await importCsv('email,status\nquit@example.com,unsubscribed\nstay@example.com,\nbrandnew@example.com,unsubscribed', list);
+  const runs = await runsOf(drip.id);
+  assert.deepEqual(runs.map((r: Json) => [r.email, r.status]), [['quit@example.com', 'exited'], ['stay@example.com', 'waiting']], 'the exit happens with the import');
+  await drain();
+  const fired = await runsOf(bye.id);
+  assert.deepEqual(fired.map((r: Json) => [r.email, r.data.reason]), [['quit@example.com', 'import']], 'a new subscriber imported as unsubscribed was never subscribed');
+  // Importing the same status again changes nothing and fires nothing.
+  await importCsv('email,status\nquit@example.com,unsubscribed', list);
+  await drain();
+  assert.equal((await runsOf(bye.id)).length, 1);
+});
+
 async function recordOpen(messageId: string, email: string, data: Record<string, unknown>): Promise<void> {
   await pool.query(
     `INSERT INTO events (id, account_id, message_id, type, email, data, occurred_at) VALUES ($1, $2, $3, 'open', $4, $5, $6)`,

@@ -188,8 +188,12 @@ export async function fireBuiltInEvent(
  */
 export async function exitRunsOnUnsubscribe(db: Queryable, accountId: string, email: string, reason: 'unsubscribe' | 'complaint', now: Date): Promise<number> {
   const address = parseEmailAddress(email);
-  const key = address.ok ? address.value.key : email.trim().toLowerCase();
-  const exited = await exitRunsOfAddress(db, accountId, key, reason === 'unsubscribe' ? 'unsubscribed' : 'complained', now);
+  return exitRunsOfAddresses(db, accountId, [address.ok ? address.value.key : email.trim().toLowerCase()], reason, now);
+}
+
+/** exitRunsOnUnsubscribe for many addresses of an account at once (by matching key). */
+export async function exitRunsOfAddresses(db: Queryable, accountId: string, emailKeys: string[], reason: 'unsubscribe' | 'complaint', now: Date): Promise<number> {
+  const exited = await exitRunsOfAddress(db, accountId, emailKeys, reason === 'unsubscribe' ? 'unsubscribed' : 'complained', now);
   if (exited.length === 0) return 0;
   await insertRunSteps(db, exited.map((r) => ({
     run_id: r.id, path: r.position, type: 'exit', outcome: 'exited', detail: { reason }, message_id: null, at: now,

@@ -34,6 +34,24 @@ export async function queueSubscriberCreated(db: Queryable, accountId: string, s
 }
 
 /**
+ * Queues built-in events for addresses of an account whose subscribers an import changed
+ * (subscriber.unsubscribed), one statement, when the account has an active automation for
+ * the event: the same rule as queueSubscriberCreated.
+ */
+export async function queueBuiltInEvents(db: Queryable, accountId: string, event: string, items: { email: string; data: Record<string, unknown> }[], now: Date): Promise<number> {
+  if (items.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `INSERT INTO automation_pending_triggers (account_id, event, email, data, queued_at)
+     SELECT $1, $2, i.email, i.data, $5
+       FROM unnest($3::text[], $4::jsonb[]) WITH ORDINALITY AS i(email, data, ord)
+      WHERE EXISTS (SELECT 1 FROM automations a WHERE a.account_id = $1 AND a.trigger_event = $2 AND a.status = 'active')
+      ORDER BY i.ord`,
+    [accountId, event, items.map((i) => i.email), items.map((i) => JSON.stringify(i.data)), now],
+  );
+  return rowCount ?? 0;
+}
+
+/**
  * Takes up to `limit` queued triggers, oldest first, deleting them in the caller's
  * transaction: the runs they start commit with the deletion, or a rollback puts them back.
  * SKIP LOCKED lets workers take side by side.

@@ -204,16 +204,18 @@ export async function selectRunPage(
 }
 
 /**
- * Ends every run in progress of this address (an unsubscribe or complaint), in the caller's
- * transaction. Runs the engine holds are waited for, then ended if still in progress.
+ * Ends every run in progress of these addresses (an unsubscribe or complaint; an import that
+ * unsubscribes many), in the caller's transaction. Runs the engine holds are waited for, then
+ * ended if still in progress.
  */
-export async function exitRunsOfAddress(db: Queryable, accountId: string, emailKey: string, reason: string, now: Date): Promise<{ id: string; automation_id: string; position: string }[]> {
+export async function exitRunsOfAddress(db: Queryable, accountId: string, emailKeys: string[], reason: string, now: Date): Promise<{ id: string; automation_id: string; position: string }[]> {
+  if (emailKeys.length === 0) return [];
   const { rows } = await db.query<{ id: string; automation_id: string; position: string }>(
     `UPDATE automation_runs
         SET status = 'exited', exit_reason = $3, due_at = NULL, wait_event = NULL, updated_at = $4, finished_at = $4
-      WHERE account_id = $1 AND email_key = $2 AND status IN ('active', 'waiting')
+      WHERE account_id = $1 AND email_key = ANY($2::text[]) AND status IN ('active', 'waiting')
       RETURNING id, automation_id, position`,
-    [accountId, emailKey, reason, now],
+    [accountId, emailKeys, reason, now],
   );
   return rows;
 }
