@@ -155,3 +155,14 @@ test('a send to a suppressed address is skipped even when the send itself would 
   await drain();
   assert.equal((await api.get(`/api/v1/automations/${a.id}/runs/${left}`)).body.status, 'completed');
 });
+
+test('a subscriber created by a step wakes a run that entered its wait earlier in the same engine pass', async () => {
+  const waiter = await makeAutomation(api, { trigger: { event: 'pass.wait' }, steps: [{ type: 'wait', until: { event: 'subscriber.created', timeout: '1d' } }, { type: 'exit' }] });
+  await makeAutomation(api, { trigger: { event: 'pass.create' }, steps: [{ type: 'update_subscriber', attributes: { source: 'automation' } }] });
+  assert.equal((await trigger('pass.wait', 'samepass@example.com')).statusCode, 202);
+  clock.advance(1); // the waiter is due first, so the engine moves it first in the same pass
+  assert.equal((await trigger('pass.create', 'samepass@example.com')).statusCode, 202);
+  await drain();
+  const [r] = (await pool.query('SELECT status, wait_outcome FROM automation_runs WHERE automation_id = $1', [waiter.id])).rows;
+  assert.deepEqual(r, { status: 'exited', wait_outcome: 'event' });
+});

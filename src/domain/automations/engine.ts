@@ -6,7 +6,7 @@ import {
   addRunCounters, addStepStats, type AutomationRow, type RunCounterDelta, type StepStatsDelta,
 } from '../../db/queries/automations/definitions.js';
 import {
-  claimDueRuns, insertRunSteps, saveRun, selectRunEngagement, type NewRunStep, type RunRow,
+  claimDueRuns, insertRunSteps, saveRuns, selectRunEngagement, type NewRunStep, type RunRow,
 } from '../../db/queries/automations/runs.js';
 import { AppError } from '../../errors.js';
 import { findSendingDomain, type SendingDomain } from '../domains.js';
@@ -39,6 +39,8 @@ export const ENGINE_BATCH = 200;
 const MAX_STEPS_PER_PASS = 250;
 
 interface Batch {
+  /** Runs whose new state is written at the end of the pass, in one statement. */
+  saved: Map<string, RunRow>;
   history: NewRunStep[];
   counters: Map<string, RunCounterDelta>;
   stats: StepStatsDelta[];
@@ -65,19 +67,29 @@ export async function runDueAutomations(deps: EngineDeps, limit = ENGINE_BATCH):
       if (!domains.has(key)) domains.set(key, findSendingDomain(tx, accountId, fromEmail));
       return domains.get(key)!;
     };
-    const batch: Batch = { history: [], counters: new Map(), stats: [], sent: 0 };
+    const batch: Batch = { saved: new Map(), history: [], counters: new Map(), stats: [], sent: 0 };
     for (const run of runs) {
       const automation = automations.get(run.automation_id)!;
       if (!quotas.has(run.account_id)) quotas.set(run.account_id, (await getAccount(tx, run.account_id))?.monthly_quota ?? null);
       const ctx: StepContext = { db: tx, config: deps.config, links: deps.links, now, monthlyQuota: quotas.get(run.account_id)!, findDomain };
-      // A savepoint per run: an unexpected error fails that run alone, not the batch.
-      await tx.query('SAVEPOINT run');
+      // An update_subscriber step can fire a built-in event (subscriber.created) that wakes
+      // runs of this batch already moved: their states are written first, outside any run's
+      // savepoint, so the wake-up applies to what they became.
+      if (batch.saved.size > 0 && mayFireEvents(automation)) {
+        await saveRuns(tx, [...batch.saved.values()]);
+        batch.saved.clear();
+      }
+      // A savepoint per run: an unexpected error fails that run alone, not the batch. Taken
+      // before the run's first statement only: a run that just enters a wait, exits or
+      // completes writes nothing until the end of the pass, so it needs none (and a pure
+      // error before any statement left nothing to roll back).
+      const savepoint = new RunSavepoint(tx);
       const mark = { history: batch.history.length, stats: batch.stats.length, sent: batch.sent, counters: structuredClone(batch.counters) };
       try {
-        await advance(ctx, run, automation, batch);
-        await tx.query('RELEASE SAVEPOINT run');
+        await advance(ctx, run, automation, batch, savepoint);
+        await savepoint.release();
       } catch (err) {
-        await tx.query('ROLLBACK TO SAVEPOINT run');
+        await savepoint.rollback();
         batch.history.length = mark.history;
         batch.stats.length = mark.stats;
         batch.sent = mark.sent;
@@ -85,6 +97,7 @@ export async function runDueAutomations(deps: EngineDeps, limit = ENGINE_BATCH):
         await fail(tx, run, batch, now, run.position, 'error', { error: err instanceof Error ? err.message : String(err) });
       }
     }
+    await saveRuns(tx, [...batch.saved.values()]);
     await insertRunSteps(tx, batch.history);
     await addStepStats(tx, batch.stats);
     await addRunCounters(tx, [...batch.counters.values()]);
@@ -98,6 +111,34 @@ export async function runDueAutomations(deps: EngineDeps, limit = ENGINE_BATCH):
   });
 }
 
+/** The savepoint of one run in a pass, taken lazily before the run's first statement. */
+class RunSavepoint {
+  private taken = false;
+  constructor(private readonly tx: PoolClient) {}
+  async take(): Promise<void> {
+    if (this.taken) return;
+    await this.tx.query('SAVEPOINT run');
+    this.taken = true;
+  }
+  async release(): Promise<void> {
+    if (this.taken) await this.tx.query('RELEASE SAVEPOINT run');
+  }
+  async rollback(): Promise<void> {
+    if (this.taken) await this.tx.query('ROLLBACK TO SAVEPOINT run');
+  }
+}
+
+const firesEvents = new WeakMap<AutomationRow, boolean>();
+/** Whether a run of this automation can fire events itself (it has an update_subscriber step). */
+function mayFireEvents(automation: AutomationRow): boolean {
+  let v = firesEvents.get(automation);
+  if (v === undefined) {
+    v = JSON.stringify(automation.steps).includes('"update_subscriber"');
+    firesEvents.set(automation, v);
+  }
+  return v;
+}
+
 async function loadAutomations(tx: PoolClient, ids: string[]): Promise<Map<string, AutomationRow>> {
   const { rows } = await tx.query<AutomationRow>('SELECT * FROM automations WHERE id = ANY($1::text[])', [ids]);
   return new Map(rows.map((r) => [r.id, r]));
@@ -105,13 +146,13 @@ async function loadAutomations(tx: PoolClient, ids: string[]): Promise<Map<strin
 
 async function fail(tx: PoolClient, run: RunRow, batch: Batch, now: Date, path: string, type: string, detail: Record<string, unknown>): Promise<void> {
   Object.assign(run, { status: 'failed', due_at: null, wait_event: null, exit_reason: String(detail.error ?? detail.reason ?? 'failed'), updated_at: now, finished_at: now });
-  await saveRun(tx, run);
+  batch.saved.set(run.id, run);
   batch.history.push({ run_id: run.id, path, type, outcome: 'failed', detail, message_id: null, at: now });
   count(batch, run.automation_id, 'failed');
 }
 
 /** Moves one run from its position until it waits or finishes. */
-async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow, batch: Batch): Promise<void> {
+async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow, batch: Batch, savepoint: RunSavepoint): Promise<void> {
   const steps = automation.steps as Step[];
   const now = ctx.now;
   const log = (p: Position, type: string, outcome: string, detail: Record<string, unknown> = {}, messageId: string | null = null) =>
@@ -125,7 +166,7 @@ async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow,
     if (!pos || !step) {
       // Past the last step (or the definition changed under a waiting run): done.
       Object.assign(run, { status: 'completed', position: pos ? formatPosition(pos) : run.position, due_at: null, wait_event: null, wait_outcome: waitOutcome, updated_at: now, finished_at: now });
-      await saveRun(ctx.db, run);
+      batch.saved.set(run.id, run);
       count(batch, run.automation_id, 'completed');
       return;
     }
@@ -149,11 +190,12 @@ async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow,
           status: 'waiting', position: formatPosition(pos), due_at: wakesAt, wait_event: 'until' in step ? step.until.event : null,
           wait_outcome: waitOutcome, updated_at: now,
         });
-        await saveRun(ctx.db, run);
+        batch.saved.set(run.id, run);
         log(pos, 'wait', 'waiting', 'until' in step ? { until: step.until.event, timeout: step.until.timeout, wakesAt } : { duration: step.duration, wakesAt });
         return;
       }
       case 'send': {
+        await savepoint.take();
         const result = await performSend(ctx, run, step);
         if (result.outcome === 'failed') {
           await fail(ctx.db, run, batch, now, formatPosition(pos), 'send', { reason: result.reason, ...(result.error ? { error: result.error } : {}) });
@@ -173,6 +215,7 @@ async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow,
         continue;
       }
       case 'condition': {
+        if (ruleNeedsSubscriber(step.if) || ruleNeedsEngagement(step.if)) await savepoint.take();
         const subscriber = ruleNeedsSubscriber(step.if) ? await loadRuleSubscriber(ctx.db, run.account_id, run.email_key) : null;
         const engagement = ruleNeedsEngagement(step.if) ? await selectRunEngagement(ctx.db, run.id) : { opened: false, clicked: false };
         const yes = evaluateRule(step.if, { email: run.email, data: run.data, subscriber, ...engagement, waitOutcome, now });
@@ -181,6 +224,7 @@ async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow,
         continue;
       }
       case 'update_subscriber': {
+        await savepoint.take();
         const detail = await performUpdateSubscriber(ctx, run, step);
         log(pos, 'update_subscriber', 'updated', detail);
         pos = nextPosition(steps, pos);
@@ -188,7 +232,7 @@ async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow,
       }
       case 'exit': {
         Object.assign(run, { status: 'exited', position: formatPosition(pos), due_at: null, wait_event: null, exit_reason: 'exit step', updated_at: now, finished_at: now });
-        await saveRun(ctx.db, run);
+        batch.saved.set(run.id, run);
         log(pos, 'exit', 'exited');
         count(batch, run.automation_id, 'exited');
         return;

@@ -2,7 +2,7 @@ import { notifySoon } from '../../db/notify.js';
 import { afterCommit, type Queryable } from '../../db/pool.js';
 import { addRunCounters, selectTriggered, type AutomationRow } from '../../db/queries/automations/definitions.js';
 import {
-  exitRunsOfAddress, insertRuns, insertRunSteps, lockAddresses, selectPriorRuns, wakeWaitingRuns, type RunRow,
+  addressLockKeys, exitRunsOfAddress, insertRunSteps, selectPriorRuns, startRunsAndWake, type RunRow,
 } from '../../db/queries/automations/runs.js';
 import { selectSubscriberByKey, selectSubscribersByKeys, type SubscriberRow } from '../../db/queries/subscribers.js';
 import { AppError, invalid } from '../../errors.js';
@@ -72,17 +72,18 @@ const addressOf = (t: PendingTrigger) => `${t.accountId} ${t.emailKey}`;
  * Decides, for a batch of triggers in order, which automations each one starts a run of:
  * filter matches and reentry allows it. The batch behaves exactly as its triggers one after
  * the other: a run started by an earlier trigger of the batch counts as "in progress" for a
- * later one of the same address. With `lock`, each address of the batch is locked first
- * (lockAddresses), so concurrent batches and single triggers see each other's runs.
+ * later one of the same address. With `lock`, each address of the batch is locked by the
+ * first statement (addressLockKeys), so concurrent batches and single triggers see each
+ * other's runs.
  */
 async function matchAutomations(db: Queryable, batch: PendingTrigger[], lock: boolean): Promise<AutomationRow[][]> {
   const pairs = [...new Map(batch.map((t) => [`${t.accountId} ${t.input.event}`, { accountId: t.accountId, event: t.input.event }])).values()];
-  const triggered = await selectTriggered(db, pairs);
+  const all = [...new Map(batch.map((t) => [addressOf(t), { accountId: t.accountId, emailKey: t.emailKey }])).values()];
+  const triggered = await selectTriggered(db, pairs, lock ? addressLockKeys(all) : []);
   const candidatesOf = batch.map((t) => triggered.get(`${t.accountId} ${t.input.event}`) ?? []);
   const concerned = batch.filter((_, i) => candidatesOf[i].length > 0);
   if (concerned.length === 0) return batch.map(() => []);
   const addresses = [...new Map(concerned.map((t) => [addressOf(t), { accountId: t.accountId, emailKey: t.emailKey }])).values()];
-  if (lock) await lockAddresses(db, addresses);
   const needSubscriber = concerned.filter((t) => (triggered.get(`${t.accountId} ${t.input.event}`) ?? []).some((a) => a.trigger_filter && ruleNeedsSubscriber(a.trigger_filter as RuleGroup)));
   const subscribers = await selectSubscribersByKeys(db, [...new Map(needSubscriber.map((t) => [addressOf(t), { accountId: t.accountId, emailKey: t.emailKey }])).values()]);
   const limited = [...new Set(candidatesOf.flat().filter((a) => a.reentry !== 'always').map((a) => a.id))];
@@ -115,7 +116,9 @@ export async function countMatchingAutomations(db: Queryable, accountId: string,
 /**
  * Starts the runs and wakes the waiting ones for a batch of checked triggers, in the caller's
  * transaction, with a handful of statements whatever the batch size (the API group-commits
- * concurrent triggers through this; docs/decisions/0014-automation-runs.md, addendum). Results are
+ * concurrent triggers through this; docs/decisions/0014-automation-runs.md, addendum): one
+ * statement reads the candidates and takes the address locks, one reads prior runs (only for
+ * automations with a reentry limit), one writes runs, wake-ups and counters. Results are
  * in batch order. The runs are due at once; the worker performs their steps after commit.
  */
 export async function triggerEvents(db: Queryable, batch: PendingTrigger[]): Promise<TriggerResult[]> {
@@ -139,7 +142,6 @@ export async function triggerEvents(db: Queryable, batch: PendingTrigger[]): Pro
     finished_at: null,
   })));
   const runs = runsOf.flat();
-  await insertRuns(db, runs);
   // Each (address, event) wakes once, at its first trigger in the batch: the later ones would
   // find no run still waiting for it, as they would one after the other.
   const firstOf = new Map<string, number>();
@@ -149,8 +151,7 @@ export async function triggerEvents(db: Queryable, batch: PendingTrigger[]): Pro
   });
   const wakes = [...firstOf.values()].map((i) => ({ accountId: batch[i].accountId, emailKey: batch[i].emailKey, event: batch[i].input.event, now: batch[i].now }));
   const resumedOf = batch.map(() => 0);
-  for (const r of await wakeWaitingRuns(db, wakes)) resumedOf[firstOf.get(`${r.account_id} ${r.email_key} ${r.event}`)!]++;
-  await addRunCounters(db, runs.map((r) => ({ automationId: r.automation_id, started: 1 })));
+  for (const r of await startRunsAndWake(db, runs, wakes)) resumedOf[firstOf.get(`${r.account_id} ${r.email_key} ${r.event}`)!]++;
   if (runs.length > 0 || resumedOf.some((n) => n > 0)) afterCommit(db, (pool) => notifySoon(pool, 'postline_automations'));
   return batch.map((t, i) => ({
     event: t.input.event, email: t.input.email, runs: runsOf[i].map((r) => ({ id: r.id, automationId: r.automation_id })), resumed: resumedOf[i],

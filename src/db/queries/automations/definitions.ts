@@ -177,16 +177,28 @@ export async function addStepStats(db: Queryable, changes: StepStatsDelta[]): Pr
 
 /**
  * Active automations listening for each (account, event) pair of a batch of triggers, keyed
- * `account event`. One statement for the batch; each pair is one probe of automations_trigger.
+ * `account event`; each pair is one probe of automations_trigger. With `lockKeys`, the same
+ * statement first takes the transaction-scoped advisory locks that serialise the triggers of
+ * each address (addressLockKeys in runs.ts says why, and why sorted): one round trip for both.
+ * The definitions are read with the statement's snapshot, taken before any lock wait; what
+ * the lock protects (the address's runs) is read by the next statement, after it.
  */
-export async function selectTriggered(db: Queryable, pairs: { accountId: string; event: string }[]): Promise<Map<string, AutomationRow[]>> {
+export async function selectTriggered(
+  db: Queryable,
+  pairs: { accountId: string; event: string }[],
+  lockKeys: string[] = [],
+): Promise<Map<string, AutomationRow[]>> {
   const out = new Map<string, AutomationRow[]>();
   if (pairs.length === 0) return out;
   const { rows } = await db.query<AutomationRow>(
-    `SELECT a.* FROM unnest($1::text[], $2::text[]) AS p(account_id, event)
+    `WITH locked AS (
+       SELECT count(pg_advisory_xact_lock(hashtextextended(s.k, 0))) AS n
+         FROM (SELECT k FROM unnest($3::text[]) WITH ORDINALITY AS u(k, i) ORDER BY i) AS s
+     )
+     SELECT a.* FROM locked, unnest($1::text[], $2::text[]) AS p(account_id, event)
        JOIN automations a ON a.account_id = p.account_id AND a.trigger_event = p.event AND a.status = 'active'
       ORDER BY a.id`,
-    [pairs.map((p) => p.accountId), pairs.map((p) => p.event)],
+    [pairs.map((p) => p.accountId), pairs.map((p) => p.event), lockKeys],
   );
   for (const r of rows) {
     const key = `${r.account_id} ${r.trigger_event}`;

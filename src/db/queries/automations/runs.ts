@@ -33,12 +33,6 @@ export interface RunStepRow {
 
 export type NewRunStep = Omit<RunStepRow, 'seq'>;
 
-// New runs of one trigger, one statement (json_populate_recordset fills the row type).
-export async function insertRuns(db: Queryable, rows: RunRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db.query('INSERT INTO automation_runs SELECT * FROM json_populate_recordset(NULL::automation_runs, $1::json)', [JSON.stringify(rows)]);
-}
-
 /** One address of one account: what reentry, waits and the per-address lock are about. */
 export interface AddressKey {
   accountId: string;
@@ -64,41 +58,51 @@ export async function selectPriorRuns(db: Queryable, addresses: AddressKey[], au
 }
 
 /**
- * Wakes the runs waiting for an event, for each (address, event) of a batch of triggers: due
- * at that trigger's time, outcome "event". A run the engine holds (its timeout being handled)
- * is waited for; once that commits its wait_event is NULL and the row no longer matches, so a
- * wait ends exactly once, by event or by timeout. A row matched by two entries of the batch is
- * updated once (the caller gives each (address, event) once).
+ * The writes of a batch of triggers in one statement (one round trip): the new runs, the
+ * started counters (one random stripe per automation, as addRunCounters), and the wake-up of
+ * the runs waiting for each (address, event) of the batch: due at that trigger's time, outcome
+ * "event". New runs are 'active', so the wake-up never touches them. A run the engine holds
+ * (its timeout being handled) is waited for; once that commits its wait_event is NULL and the
+ * row no longer matches, so a wait ends exactly once, by event or by timeout. The caller gives
+ * each (address, event) once. Returns the runs woken.
  */
-export async function wakeWaitingRuns(
+export async function startRunsAndWake(
   db: Queryable,
+  runs: RunRow[],
   wakes: (AddressKey & { event: string; now: Date })[],
 ): Promise<{ id: string; account_id: string; email_key: string; event: string }[]> {
-  if (wakes.length === 0) return [];
+  const started = new Map<string, number>();
+  for (const r of runs) started.set(r.automation_id, (started.get(r.automation_id) ?? 0) + 1);
   const { rows } = await db.query<{ id: string; account_id: string; email_key: string; event: string }>(
-    `UPDATE automation_runs r
+    `WITH started AS (
+       INSERT INTO automation_runs SELECT * FROM json_populate_recordset(NULL::automation_runs, $1::json)
+     ), counted AS (
+       INSERT INTO automation_counters AS c (automation_id, slot, started)
+       SELECT d.id, floor(random() * 8)::smallint, d.n FROM unnest($6::text[], $7::bigint[]) AS d(id, n)
+       ON CONFLICT (automation_id, slot) DO UPDATE SET started = c.started + EXCLUDED.started
+     )
+     UPDATE automation_runs r
         SET wait_event = NULL, wait_outcome = 'event', due_at = w.now, updated_at = w.now
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS w(account_id, email_key, event, now)
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS w(account_id, email_key, event, now)
       WHERE r.account_id = w.account_id AND r.email_key = w.email_key AND r.wait_event = w.event AND r.status = 'waiting'
       RETURNING r.id, r.account_id, r.email_key, w.event`,
-    [wakes.map((w) => w.accountId), wakes.map((w) => w.emailKey), wakes.map((w) => w.event), wakes.map((w) => w.now)],
+    [
+      JSON.stringify(runs),
+      wakes.map((w) => w.accountId), wakes.map((w) => w.emailKey), wakes.map((w) => w.event), wakes.map((w) => w.now),
+      [...started.keys()], [...started.values()],
+    ],
   );
   return rows;
 }
 
 /**
- * Serialises the triggers of each address (a transaction-scoped advisory lock per account and
- * address), so two simultaneous triggers cannot both pass a "never" or "after_exit" check.
- * The keys are locked in one order (sorted) so two batches sharing addresses cannot deadlock.
+ * The advisory lock keys that serialise the triggers of each address (one per account and
+ * address, held to the end of the transaction), so two simultaneous triggers cannot both pass
+ * a "never" or "after_exit" check. Sorted: every transaction takes its locks in one order, so
+ * two batches sharing addresses cannot deadlock. Taken by selectTriggered's statement.
  */
-export async function lockAddresses(db: Queryable, addresses: AddressKey[]): Promise<void> {
-  const keys = [...new Set(addresses.map((a) => `automation-run:${a.accountId}:${a.emailKey}`))].sort();
-  if (keys.length === 0) return;
-  await db.query(
-    `SELECT pg_advisory_xact_lock(hashtextextended(s.k, 0))
-       FROM (SELECT k FROM unnest($1::text[]) WITH ORDINALITY AS u(k, i) ORDER BY i) AS s`,
-    [keys],
-  );
+export function addressLockKeys(addresses: AddressKey[]): string[] {
+  return [...new Set(addresses.map((a) => `automation-run:${a.accountId}:${a.emailKey}`))].sort();
 }
 
 /**
@@ -127,6 +131,25 @@ export async function saveRun(db: Queryable, r: RunRow): Promise<void> {
             exit_reason = $7, updated_at = $8, finished_at = $9
       WHERE id = $1`,
     [r.id, r.status, r.position, r.due_at, r.wait_event, r.wait_outcome, r.exit_reason, r.updated_at, r.finished_at],
+  );
+}
+
+/**
+ * The new states of the runs an engine pass moved, one statement for the pass (the rows are
+ * locked by the pass's claim, so nothing else changed them meanwhile).
+ */
+export async function saveRuns(db: Queryable, runs: RunRow[]): Promise<void> {
+  if (runs.length === 0) return;
+  await db.query(
+    `UPDATE automation_runs r SET status = s.status, position = s.position, due_at = s.due_at, wait_event = s.wait_event,
+            wait_outcome = s.wait_outcome, exit_reason = s.exit_reason, updated_at = s.updated_at, finished_at = s.finished_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[])
+            AS s(id, status, position, due_at, wait_event, wait_outcome, exit_reason, updated_at, finished_at)
+      WHERE r.id = s.id`,
+    [
+      runs.map((r) => r.id), runs.map((r) => r.status), runs.map((r) => r.position), runs.map((r) => r.due_at), runs.map((r) => r.wait_event),
+      runs.map((r) => r.wait_outcome), runs.map((r) => r.exit_reason), runs.map((r) => r.updated_at), runs.map((r) => r.finished_at),
+    ],
   );
 }
 
