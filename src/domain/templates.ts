@@ -220,6 +220,15 @@ export function renderCompiledTemplate(t: Pick<CompiledTemplate, TemplatePart>, 
 }
 
 /** The preview: what a message from this template with these variables would contain. */
-export async function previewTemplate(db: Queryable, accountId: string, id: string, variables: TemplateVariables): Promise<RenderedTemplate> {
-  return renderCompiledTemplate(compileStoredTemplate(await getTemplate(db, accountId, id)), variables);
+export async function previewTemplate(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  variables: TemplateVariables,
+  draft: Partial<Record<TemplatePart, string | null>> = {},
+): Promise<RenderedTemplate> {
+  const stored = await getTemplate(db, accountId, id);
+  // Unsaved parts (the editor's live preview) pass the same size and syntax checks as a save.
+  const parts = normalise({ subject: draft.subject, html: draft.html, text: draft.text });
+  return renderCompiledTemplate(compileStoredTemplate({ ...stored, ...parts }), variables);
 }

@@ -185,24 +185,32 @@ step('webhooks: create with event checkboxes, the secret once, a test delivery i
   assertNoProblems('webhook');
 });
 
-step('templates: create, edit, live preview through the render endpoint; a template error names line and column', async () => {
+step('templates: create, edit with a live preview of the unsaved draft through the render endpoint; a template error names line and column', async () => {
   await page.goto(`${server.baseUrl}/templates`);
   await page.getByLabel('New template name').fill('Welcome');
   await page.getByRole('button', { name: 'Create template' }).click();
   await page.waitForURL(/\/templates\/tpl_/);
   ids.template = page.url().split('/').pop()!;
   await page.getByLabel('Folder', { exact: true }).fill('Onboarding');
+  // The preview follows the typing, before any save.
   await page.getByLabel('HTML', { exact: true }).fill('<h1>Hello {{ name }}, welcome!</h1>');
-  await page.getByRole('button', { name: 'Save and preview' }).click();
   await page.frameLocator('iframe[title="HTML preview"]').getByText('Hello Ada, welcome!').waitFor();
-  await problems.expecting([/HTTP 422/, /status of 422/], async () => {
+  await page.getByLabel('Sample variables (JSON)').fill('{ "name": "Grace" }');
+  await page.frameLocator('iframe[title="HTML preview"]').getByText('Hello Grace, welcome!').waitFor();
+  // A syntax error: the preview's render and the save both answer 422 template_error with the position.
+  await problems.expecting([/HTTP 422: POST .*\/render$/, /HTTP 422: PATCH .*\/templates\//, /status of 422/], async () => {
     await page.getByLabel('HTML', { exact: true }).fill('<p>\n[for item in items]\n{{ item }}');
-    await page.getByRole('button', { name: 'Save and preview' }).click();
-    await page.getByRole('alert').filter({ hasText: /line \d+, column \d+/ }).first().waitFor();
+    await page.getByTestId('template-error-position').filter({ hasText: /html: line \d+, column \d+/ }).waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('form', { name: 'Template' }).getByRole('alert').filter({ hasText: /Template error.*line \d+, column \d+/ }).waitFor();
   });
   await page.getByLabel('HTML', { exact: true }).fill('<h1>Hello {{ name }}, welcome!</h1>');
-  await page.getByRole('button', { name: 'Save and preview' }).click();
+  await page.frameLocator('iframe[title="HTML preview"]').getByText('Hello Grace, welcome!').waitFor();
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
   await page.getByText('Saved').waitFor();
+  const saved = await api('GET', `/templates/${ids.template}`);
+  assert.equal(saved.html, '<h1>Hello {{ name }}, welcome!</h1>');
+  assert.equal(saved.folder, 'Onboarding');
   assertNoProblems('template');
 });
 
@@ -251,7 +259,7 @@ step('segments: the rule builder shows a live count, and saves', async () => {
   assertNoProblems('segment');
 });
 
-step('messages: a sent message with its timeline; captured mail with its rendered preview and raw source', async () => {
+step('messages: a sent message with its timeline and raw source; captured mail with its rendered preview and raw source', async () => {
   const sent = await api('POST', '/emails', { to: 'ada@example.net', from: { email: 'hello@e2e-shop.test' }, subject: 'Your receipt', html: '<p>Thanks, Ada!</p>', tags: ['receipt'] });
   ids.message = sent.id as string;
   for (let i = 0; i < 120; i++) {
@@ -262,10 +270,15 @@ step('messages: a sent message with its timeline; captured mail with its rendere
   await page.goto(`${server.baseUrl}/messages?tag=receipt`);
   await page.getByRole('link', { name: 'Your receipt' }).click();
   await page.getByTestId('timeline').getByText('delivered').waitFor();
+  // GET /emails/{id}/raw: capture mode kept the bytes, so the page says they are the ones that would have left.
+  await page.getByText('Raw source', { exact: true }).click();
+  await page.getByTestId('raw-source').filter({ hasText: `Message-ID: <${ids.message}@e2e-shop.test>` }).waitFor();
+  assert.match((await page.getByTestId('raw-source').textContent()) ?? '', /DKIM-Signature: /);
+  await page.getByTestId('raw-source-kind').filter({ hasText: 'as they would have left' }).waitFor();
   await page.goto(`${server.baseUrl}/captured`);
   await page.getByRole('link', { name: 'Your receipt' }).click();
   await page.frameLocator('iframe[title="Rendered message"]').getByText('Thanks, Ada!').waitFor();
-  await page.getByText('Raw source (captured mail only)').click();
+  await page.getByText('Raw source', { exact: true }).click();
   await page.getByTestId('raw-source').filter({ hasText: 'Subject: Your receipt' }).waitFor();
   assertNoProblems('messages');
 });
@@ -293,6 +306,22 @@ step('campaigns: create a draft, send it, watch progress reach 100 %, open the r
   await report.getByText('Delivered').waitFor();
   assert.match((await report.textContent()) ?? '', /40Delivered · 100\.0 %/);
   await page.getByRole('img', { name: /Hourly activity: Delivered 40/ }).waitFor();
+  await page.getByText('No clicks yet.').waitFor();
+  // A reader clicks the blog link of the mail as the dashboard renders it: the tracked link of
+  // that copy, followed as a mail client would (the white-label host is this server).
+  await page.goto(`${server.baseUrl}/captured`);
+  await page.getByRole('link', { name: 'News for Reader 3' }).click();
+  const href = await page.frameLocator('iframe[title="Rendered message"]').getByRole('link', { name: 'Read the blog' }).getAttribute('href');
+  assert.match(href ?? '', /\/t\/c\//);
+  const click = await page.request.get(`${server.baseUrl}${new URL(href!).pathname}`, {
+    maxRedirects: 0, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36' },
+  });
+  assert.equal(click.status(), 302);
+  assert.equal(click.headers().location, 'https://e2e-shop.test/blog');
+  await page.goto(`${server.baseUrl}/campaigns/${ids.campaign}`);
+  const topLinks = page.getByTestId('top-links');
+  await topLinks.getByRole('row', { name: /https:\/\/e2e-shop\.test\/blog 1 1/ }).waitFor();
+  assert.match((await report.textContent()) ?? '', /1Clicked · 2\.5 %/);
   await page.getByRole('link', { name: 'Recipients' }).click();
   await page.getByRole('cell', { name: 'reader0@example.org' }).waitFor();
   await page.goto(`${server.baseUrl}/campaigns?status=sent`);
@@ -306,20 +335,61 @@ step('campaigns: create a draft, send it, watch progress reach 100 %, open the r
   assertNoProblems('campaigns');
 });
 
-step('automations: an automation with its steps and counters, its runs filtered by status, a run with its history', async () => {
+step('automations: create one in the editor (a 422 shown at its step path), edit it; its steps and counters, runs filtered by status, a run with its history', async () => {
   await page.goto(`${server.baseUrl}/automations`);
   await page.getByText('No automations yet.').waitFor();
-  const automation = await api('POST', '/automations', {
-    name: 'Welcome series',
-    trigger: { event: 'e2e.signup' },
-    steps: [
-      { type: 'send', subject: 'Welcome, {{ data.name }}', html: '<p>Welcome!</p>', from: { email: 'hello@e2e-shop.test' } },
-      { type: 'wait', duration: '2d' },
-      { type: 'condition', if: { match: 'all', conditions: [{ field: 'email', op: 'contains', value: 'vip' }] }, then: [{ type: 'exit' }], else: [] },
-    ],
-    reentry: 'never',
+  await page.getByRole('link', { name: 'New automation' }).click();
+  await page.waitForURL(/\/automations\/new$/);
+  await page.getByLabel('Name', { exact: true }).fill('Welcome series');
+  await page.getByLabel('Trigger event').fill('e2e.signup');
+  await page.getByLabel('Re-entry').selectOption('never');
+  const first = page.getByTestId('step-steps[0]');
+  await first.getByLabel('Subject', { exact: true }).fill('Welcome, {{ data.name }}');
+  await first.getByLabel('HTML', { exact: true }).fill('<p>Welcome!</p>');
+  await first.getByLabel('From address').fill('hello@e2e-shop.test');
+  await page.getByLabel('New step in steps', { exact: true }).selectOption('wait');
+  await page.getByRole('button', { name: 'Add step to steps', exact: true }).click();
+  await page.getByTestId('step-steps[1]').getByLabel(/^Duration/).fill('2 days');
+  await page.getByLabel('New step in steps', { exact: true }).selectOption('condition');
+  await page.getByRole('button', { name: 'Add step to steps', exact: true }).click();
+  const condition = page.getByTestId('step-steps[2]');
+  await condition.getByLabel('Field 1').fill('email');
+  await condition.getByLabel('Operator 1').selectOption('contains');
+  await condition.getByLabel('Value 1').fill('vip');
+  await condition.getByLabel('New step in steps[2].then', { exact: true }).selectOption('exit');
+  await condition.getByRole('button', { name: 'Add step to steps[2].then', exact: true }).click();
+  await condition.getByLabel('New step in steps[2].else', { exact: true }).selectOption('update_subscriber');
+  await condition.getByRole('button', { name: 'Add step to steps[2].else', exact: true }).click();
+  await page.getByTestId('step-steps[2].else[0]').getByLabel('Set attributes (one key=value per line)').fill('stage=welcomed');
+  // The API's 422 names steps[1].duration: the editor shows it at that step, and the problem above.
+  await problems.expecting([/HTTP 422: POST .*\/api\/v1\/automations$/, /status of 422/], async () => {
+    await page.getByRole('button', { name: 'Create automation' }).click();
+    await page.getByTestId('step-steps[1]').getByTestId('step-errors').filter({ hasText: 'steps[1].duration' }).waitFor();
   });
-  ids.automation = automation.id as string;
+  await page.getByRole('alert').filter({ hasText: 'Validation failed' }).waitFor();
+  assert.equal(await page.getByTestId('step-steps[0]').getByTestId('step-errors').count(), 0, 'the error shows at its own step only');
+  await page.getByTestId('step-steps[1]').getByLabel(/^Duration/).fill('2d');
+  await page.getByRole('button', { name: 'Create automation' }).click();
+  await page.waitForURL(/\/automations\/aut_/);
+  ids.automation = page.url().split('/').pop()!;
+  await page.getByText('Wait 2d').waitFor();
+  const saved = await api('GET', `/automations/${ids.automation}`) as { reentry: string; steps: Record<string, unknown>[] };
+  assert.equal(saved.reentry, 'never');
+  const branch = saved.steps[2] as { type: string; if: unknown; then: unknown; else: { type: string; attributes: unknown }[] };
+  assert.equal(branch.type, 'condition');
+  assert.deepEqual(branch.if, { match: 'all', conditions: [{ field: 'email', op: 'contains', value: 'vip' }] });
+  assert.deepEqual(branch.then, [{ type: 'exit' }]);
+  assert.equal(branch.else[0].type, 'update_subscriber');
+  assert.deepEqual(branch.else[0].attributes, { stage: 'welcomed' });
+  // Edit: the second wait becomes 3d; the page shows the saved definition.
+  await page.getByRole('link', { name: 'Edit', exact: true }).click();
+  await page.waitForURL(/\/edit$/);
+  await page.getByTestId('step-steps[1]').getByLabel(/^Duration/).fill('3d');
+  await page.getByRole('button', { name: 'Save automation' }).click();
+  await page.waitForURL(new RegExp(`/automations/${ids.automation}$`));
+  await page.getByText('Wait 3d').waitFor();
+  assertNoProblems('automation editor');
+
   const triggered = await api('POST', '/automations/trigger', { event: 'e2e.signup', email: 'grace@example.net', data: { name: 'Grace' } }) as { runs: { id: string }[] };
   ids.run = triggered.runs[0]!.id;
   for (let i = 0; i < 120; i++) {
@@ -331,7 +401,6 @@ step('automations: an automation with its steps and counters, its runs filtered 
   await page.getByRole('link', { name: 'Welcome series' }).click();
   await page.getByTestId('automation-counters').filter({ hasText: '1In progress' }).waitFor();
   await page.getByTestId('send-counters').filter({ hasText: 'sent 1 · skipped 0' }).waitFor();
-  await page.getByText('Wait 2d').waitFor();
   await page.getByRole('link', { name: 'Runs', exact: true }).click();
   await page.getByLabel('Status').selectOption('completed');
   await page.getByRole('button', { name: 'Filter' }).click();
@@ -351,7 +420,7 @@ step('every page: its own URL survives a reload, axe-core finds nothing serious,
     ['template', `/templates/${ids.template}`], ['suppression', '/suppression'], ['lists', '/lists'], ['list', `/lists/${ids.list}`],
     ['subscribers', '/subscribers'], ['segments', '/segments'], ['segment', `/segments/${ids.segment}`], ['webhooks', '/webhooks'],
     ['campaigns', '/campaigns'], ['campaign-new', '/campaigns/new'], ['campaign', `/campaigns/${ids.campaign}`], ['campaign-recipients', `/campaigns/${ids.campaign}/recipients`],
-    ['automations', '/automations'], ['automation', `/automations/${ids.automation}`], ['automation-runs', `/automations/${ids.automation}/runs`], ['automation-run', `/automations/${ids.automation}/runs/${ids.run}`],
+    ['automations', '/automations'], ['automation-new', '/automations/new'], ['automation', `/automations/${ids.automation}`], ['automation-edit', `/automations/${ids.automation}/edit`], ['automation-runs', `/automations/${ids.automation}/runs`], ['automation-run', `/automations/${ids.automation}/runs/${ids.run}`],
     ['webhook', `/webhooks/${ids.hook}`], ['captured', '/captured'], ['captured-message', `/captured/${ids.message}`],
     ['keys', '/settings/keys'], ['domains', '/settings/domains'], ['domain', `/settings/domains/${ids.domain}`], ['account', '/settings/account'],
   ];

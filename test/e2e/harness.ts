@@ -105,6 +105,8 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
 export class PageProblems {
   private readonly seen: string[] = [];
   private allowed: RegExp[] = [];
+  private arrived = new Set<RegExp>();
+  private onArrival: (() => void) | null = null;
 
   watch(page: Page): void {
     page.on('console', (m) => { if (m.type() === 'error') this.add(`console error: ${m.text()}`); });
@@ -118,14 +120,38 @@ export class PageProblems {
   }
 
   private add(s: string): void {
-    if (!this.allowed.some((re) => re.test(s))) this.seen.push(s);
+    const match = this.allowed.filter((re) => re.test(s));
+    if (match.length === 0) return void this.seen.push(s);
+    for (const re of match) this.arrived.add(re);
+    this.onArrival?.();
   }
 
-  /** Runs `fn` during which problems matching `patterns` are expected (a deliberate 422, say). */
-  async expecting<T>(patterns: RegExp[], fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` during which problems matching `patterns` are expected (a deliberate 422, say),
+   * then waits until each pattern has been seen: the events of the page reach the test
+   * asynchronously, and one arriving after the window closed would count as a failure later.
+   */
+  async expecting<T>(patterns: RegExp[], fn: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
     this.allowed = patterns;
+    this.arrived = new Set();
     try {
-      return await fn();
+      const result = await fn();
+      await new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (patterns.every((p) => this.arrived.has(p))) {
+            clearTimeout(timer);
+            this.onArrival = null;
+            resolve();
+          }
+        };
+        const timer = setTimeout(() => {
+          this.onArrival = null;
+          reject(new Error(`expected page problems never arrived: ${patterns.filter((p) => !this.arrived.has(p)).join(', ')}`));
+        }, timeoutMs);
+        this.onArrival = check;
+        check();
+      });
+      return result;
     } finally {
       this.allowed = [];
     }

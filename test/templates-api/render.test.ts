@@ -81,6 +81,29 @@ test('POST /templates/{id}/render: a stored template that no longer parses is 42
   assert.deepEqual([res.json().code, res.json().field, res.json().line, res.json().column], ['template_error', 'html', 1, 4]);
 });
 
+test('POST /templates/{id}/render: a draft renders unsaved parts in place of the saved ones and stores nothing', async () => {
+  const before = (await app.inject({ url: `/api/v1/templates/${order.id}`, headers: acme.live })).json();
+  const res = await render(order.id, { variables: { first_name: 'Ada', order: { number: 'A-2', items: [] } }, draft: { html: '<h1>Draft for {{ first_name }}</h1>', text: null } });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(res.json(), { subject: 'Order A-2 for Ada', html: '<h1>Draft for Ada</h1>', text: null });
+  const after = (await app.inject({ url: `/api/v1/templates/${order.id}`, headers: acme.live })).json();
+  assert.deepEqual(after, before);
+});
+
+test('POST /templates/{id}/render: a draft with a syntax error is 422 template_error with its part, line and column; size limits as a save; another account\'s id 404', async () => {
+  const broken = await render(order.id, { draft: { html: '<p>\n  {{ name' } });
+  assert.equal(broken.statusCode, 422);
+  assert.deepEqual([broken.json().code, broken.json().field, broken.json().line], ['template_error', 'html', 2]);
+  assert.equal(typeof broken.json().column, 'number');
+  const big = await render(order.id, { draft: { subject: 'é'.repeat(600) } });
+  assert.equal(big.statusCode, 422);
+  assert.equal(big.json().code, 'validation_failed');
+  assert.equal((await render(order.id, { draft: { html: '<p>x</p>', other: 'y' } })).statusCode, 422);
+  assert.equal((await render(order.id, { draft: { html: 'nul \u0000' } })).statusCode, 422);
+  const foreign = await app.inject({ method: 'POST', url: `/api/v1/templates/${order.id}/render`, headers: { ...other.live, 'content-type': 'application/json' }, payload: { draft: { html: '<p>x</p>' } } });
+  assert.equal(foreign.statusCode, 404);
+});
+
 test('requireTemplateForSend: returns the parsed template ready to render', async () => {
   const t = await requireTemplateForSend(pool, acme.accountId, order.id);
   assert.equal(t.id, order.id);

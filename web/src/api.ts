@@ -42,7 +42,8 @@ export function hasSessionHint(): boolean {
   return document.cookie.split(';').some((c) => c.trim() === 'postline_signed_in=1');
 }
 
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** One call, with the problem document thrown for an error answer; the answer itself otherwise. */
+async function request(method: string, path: string, body?: unknown): Promise<Response> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
@@ -52,15 +53,27 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   } catch {
     throw new ApiError({ title: 'Network error', status: 0, detail: 'The server could not be reached. Check that Postline is running.' });
   }
-  if (res.status === 204) return undefined as T;
-  const type = res.headers.get('content-type') ?? '';
-  const data: unknown = type.includes('json') ? await res.json() : await res.text();
   if (!res.ok) {
+    const type = res.headers.get('content-type') ?? '';
+    const data: unknown = type.includes('json') ? await res.json() : await res.text();
     const problem = (typeof data === 'object' && data ? data : { title: res.statusText, status: res.status, detail: String(data) }) as Problem;
     if (res.status === 401 && path !== '/session') signedOutListeners.forEach((fn) => fn());
     throw new ApiError(problem);
   }
-  return data as T;
+  return res;
+}
+
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await request(method, path, body);
+  if (res.status === 204) return undefined as T;
+  const type = res.headers.get('content-type') ?? '';
+  return (type.includes('json') ? await res.json() : await res.text()) as T;
+}
+
+/** A text answer (message/rfc822) with its headers, for routes that say something in a header. */
+export async function getText(path: string): Promise<{ text: string; headers: Headers }> {
+  const res = await request('GET', path);
+  return { text: await res.text(), headers: res.headers };
 }
 
 export const get = <T>(path: string) => api<T>('GET', path);

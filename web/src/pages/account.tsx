@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { useSearchParams } from 'react-router';
-import { del, get, patch, post, qs, type Page } from '../api';
-import { Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { del, patch, post } from '../api';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { ErrorState, When, useAction } from '../components/state';
 import type { SessionInfo } from '../session';
 
 interface User { id: string; email: string; hasPassword: boolean; createdAt: string; passwordSetAt: string | null }
@@ -12,9 +12,7 @@ export default function AccountPage({ session, onSessionChange }: { session: Ses
   const [password, setPassword] = useState('');
   const [message, setMessage] = useState<string | null>(null);
   const me = useAction();
-  const [params] = useSearchParams();
-  const cursor = params.get('cursor');
-  const users = useLoad(() => get<Page<User>>(`/users${qs({ cursor })}`), [cursor]);
+  const { loaded: users } = usePagedList<User>('/users');
   const [newEmail, setNewEmail] = useState('');
   const [newPassword, setNewPassword] = useState('');
   const team = useAction();
@@ -63,24 +61,17 @@ export default function AccountPage({ session, onSessionChange }: { session: Ses
         <button type="submit" disabled={team.busy}>Add person</button>
       </form>
       {team.error && <ErrorState error={team.error} />}
-      <Show loaded={users}>
-        {(page) => page.data.length === 0 ? <Empty>No users.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">Email</th><th scope="col">Password set</th><th scope="col">Added</th><th scope="col"><span className="sr">Actions</span></th></tr></thead>
-              <tbody>{page.data.map((u) => (
-                <tr key={u.id}>
-                  <td className="wrap">{u.email}{u.id === session.user.id && <span className="muted"> (you)</span>}</td>
-                  <td><When at={u.passwordSetAt} /></td>
-                  <td><When at={u.createdAt} /></td>
-                  <td>{u.id !== session.user.id && <button type="button" className="danger" aria-label={`Remove ${u.email}`} onClick={() => confirm(`Remove ${u.email}?`) && void team.run(() => del(`/users/${u.id}`)).then(users.reload)}>Remove</button>}</td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <PagedTable
+        loaded={users}
+        rowKey={(u) => u.id}
+        empty="No users."
+        columns={[
+          { header: 'Email', className: 'wrap', cell: (u) => <>{u.email}{u.id === session.user.id && <span className="muted"> (you)</span>}</> },
+          { header: 'Password set', cell: (u) => <When at={u.passwordSetAt} /> },
+          { header: 'Added', cell: (u) => <When at={u.createdAt} /> },
+          { header: <span className="sr">Actions</span>, cell: (u) => u.id !== session.user.id && <button type="button" className="danger" aria-label={`Remove ${u.email}`} onClick={() => confirm(`Remove ${u.email}?`) && void team.run(() => del(`/users/${u.id}`)).then(users.reload)}>Remove</button> },
+        ]}
+      />
     </>
   );
 }

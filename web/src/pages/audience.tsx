@@ -1,16 +1,15 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { del, get, post, qs, type Page } from '../api';
-import { Badge, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { Badge, ErrorState, Show, When, useAction, useLoad, type Loaded } from '../components/state';
 
 interface List { id: string; name: string; description: string | null; doubleOptIn: boolean; subscriberCount: number; createdAt: string }
 interface Subscriber { id: string; email: string; name: string | null; status: string; lists: string[]; createdAt: string }
 interface ImportJob { id: string; status: 'queued' | 'running' | 'completed' | 'failed'; total: number; processed: number; created: number; updated: number; skipped: number; errorCount: number; errors: { row: number; email?: string; message: string }[]; failure: string | null }
 
 export function ListsPage() {
-  const [params] = useSearchParams();
-  const cursor = params.get('cursor');
-  const lists = useLoad(() => get<Page<List>>(`/lists${qs({ cursor })}`), [cursor]);
+  const { loaded: lists } = usePagedList<List>('/lists');
   const [name, setName] = useState('');
   const [doubleOptIn, setDoubleOptIn] = useState(false);
   const create = useAction();
@@ -29,24 +28,17 @@ export function ListsPage() {
         <button type="submit" disabled={create.busy}>Create list</button>
       </form>
       {create.error && <ErrorState error={create.error} />}
-      <Show loaded={lists}>
-        {(page) => page.data.length === 0 ? <Empty>No lists yet.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">List</th><th scope="col">Subscribers</th><th scope="col">Opt-in</th><th scope="col">Created</th></tr></thead>
-              <tbody>{page.data.map((l) => (
-                <tr key={l.id}>
-                  <td><Link to={`/lists/${l.id}`}>{l.name}</Link></td>
-                  <td>{l.subscriberCount}</td>
-                  <td>{l.doubleOptIn ? 'double' : 'single'}</td>
-                  <td><When at={l.createdAt} /></td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <PagedTable
+        loaded={lists}
+        rowKey={(l) => l.id}
+        empty="No lists yet."
+        columns={[
+          { header: 'List', cell: (l) => <Link to={`/lists/${l.id}`}>{l.name}</Link> },
+          { header: 'Subscribers', cell: (l) => l.subscriberCount },
+          { header: 'Opt-in', cell: (l) => (l.doubleOptIn ? 'double' : 'single') },
+          { header: 'Created', cell: (l) => <When at={l.createdAt} /> },
+        ]}
+      />
     </>
   );
 }
@@ -91,9 +83,9 @@ function ImportProgress({ id, onDone }: { id: string; onDone: () => void }) {
 
 export function ListPage() {
   const { id } = useParams();
+  const list = useLoad(() => get<List>(`/lists/${id}`), [id]);
   const [params] = useSearchParams();
   const cursor = params.get('cursor');
-  const list = useLoad(() => get<List>(`/lists/${id}`), [id]);
   const subscribers = useLoad(() => get<Page<Subscriber>>(`/subscribers${qs({ list: id, cursor, limit: 50 })}`), [id, cursor]);
   const [csv, setCsv] = useState('');
   const [fileName, setFileName] = useState<string | null>(null);
@@ -149,35 +141,28 @@ export function ListPage() {
   );
 }
 
-function SubscriberTable({ loaded }: { loaded: ReturnType<typeof useLoad<Page<Subscriber>>> }) {
+function SubscriberTable({ loaded }: { loaded: Loaded<Page<Subscriber>> }) {
   return (
-    <Show loaded={loaded}>
-      {(page) => page.data.length === 0 ? <Empty>No subscribers yet.</Empty> : (
-        <>
-          <table data-testid="subscribers">
-            <thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Since</th></tr></thead>
-            <tbody>{page.data.map((s) => (
-              <tr key={s.id}>
-                <td className="wrap">{s.email}</td>
-                <td>{s.name ?? ''}</td>
-                <td><Badge value={s.status} /></td>
-                <td><When at={s.createdAt} /></td>
-              </tr>
-            ))}</tbody>
-          </table>
-          <Pager nextCursor={page.nextCursor} />
-        </>
-      )}
-    </Show>
+    <PagedTable
+      loaded={loaded}
+      testId="subscribers"
+      rowKey={(s) => s.id}
+      empty="No subscribers yet."
+      columns={[
+        { header: 'Email', className: 'wrap', cell: (s) => s.email },
+        { header: 'Name', cell: (s) => s.name ?? '' },
+        { header: 'Status', cell: (s) => <Badge value={s.status} /> },
+        { header: 'Since', cell: (s) => <When at={s.createdAt} /> },
+      ]}
+    />
   );
 }
 
 export function SubscribersPage() {
-  const [params, setParams] = useSearchParams();
-  const cursor = params.get('cursor');
+  const [, setParams] = useSearchParams();
+  const { loaded: subscribers, params } = usePagedList<Subscriber>('/subscribers', ['q', 'status']);
   const q = params.get('q') ?? '';
   const status = params.get('status') ?? '';
-  const subscribers = useLoad(() => get<Page<Subscriber>>(`/subscribers${qs({ q, status, cursor, limit: 50 })}`), [q, status, cursor]);
   return (
     <>
       <h1>Subscribers</h1>

@@ -1,6 +1,7 @@
-import { useSearchParams, Link, useParams } from 'react-router';
-import { get, patch, post, qs, type Page } from '../api';
-import { Badge, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { Link, useParams } from 'react-router';
+import { get, patch, post } from '../api';
+import { PagedTable, StatusFilter, usePagedList } from '../components/paged-table';
+import { Badge, Empty, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 interface Step { type: string; [key: string]: unknown }
 interface SendCounters { step: string; sent: number; skipped: number; delivered: number; opened: number; clicked: number }
@@ -20,32 +21,23 @@ interface RunDetail extends Run { steps: { step: string; type: string; outcome: 
 const RUN_STATUSES = ['active', 'waiting', 'completed', 'exited', 'failed'] as const;
 
 export function AutomationsPage() {
-  const [params] = useSearchParams();
-  const cursor = params.get('cursor');
-  const list = useLoad(() => get<Page<Automation>>(`/automations${qs({ cursor, limit: 50 })}`), [cursor]);
+  const { loaded } = usePagedList<Automation>('/automations');
   return (
     <>
       <h1>Automations</h1>
-      <p className="muted">Automations are defined through <code>POST /api/v1/automations</code> (see the API docs); here you follow them and their runs.</p>
-      <Show loaded={list}>
-        {(page) => page.data.length === 0 ? <Empty>No automations yet. Create one with <code>POST /api/v1/automations</code>.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">Automation</th><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">In progress</th><th scope="col">Started</th></tr></thead>
-              <tbody>{page.data.map((a) => (
-                <tr key={a.id}>
-                  <td><Link to={`/automations/${a.id}`}>{a.name}</Link></td>
-                  <td><Badge value={a.status} /></td>
-                  <td><code>{a.trigger.event}</code></td>
-                  <td>{a.counters.runsInProgress}</td>
-                  <td>{a.counters.runsStarted}</td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <p><Link to="/automations/new">New automation</Link></p>
+      <PagedTable
+        loaded={loaded}
+        rowKey={(a) => a.id}
+        empty={<>No automations yet. <Link to="/automations/new">Create one</Link>.</>}
+        columns={[
+          { header: 'Automation', cell: (a) => <Link to={`/automations/${a.id}`}>{a.name}</Link> },
+          { header: 'Status', cell: (a) => <Badge value={a.status} /> },
+          { header: 'Trigger', cell: (a) => <code>{a.trigger.event}</code> },
+          { header: 'In progress', cell: (a) => a.counters.runsInProgress },
+          { header: 'Started', cell: (a) => a.counters.runsStarted },
+        ]}
+      />
     </>
   );
 }
@@ -109,6 +101,7 @@ export function AutomationPage() {
             <p className="muted">Triggered by <code>{a.trigger.event}</code>{a.trigger.filter ? <> when <code className="wrap">{JSON.stringify(a.trigger.filter)}</code></> : null} · re-entry {a.reentry.replaceAll('_', ' ')}</p>
             <div className="actions">
               <button type="button" onClick={toggle(a)} disabled={action.busy}>{a.status === 'active' ? 'Pause automation' : 'Activate automation'}</button>
+              <Link to={`/automations/${a.id}/edit`}>Edit</Link>
               <Link to={`/automations/${a.id}/runs`}>Runs</Link>
             </div>
             {action.error && <ErrorState error={action.error} />}
@@ -128,43 +121,25 @@ export function AutomationPage() {
 
 export function AutomationRunsPage() {
   const { id } = useParams();
-  const [params, setParams] = useSearchParams();
-  const cursor = params.get('cursor');
+  const { loaded, params } = usePagedList<Run>(`/automations/${id}/runs`, ['status']);
   const status = params.get('status') ?? '';
-  const runs = useLoad(() => get<Page<Run>>(`/automations/${id}/runs${qs({ status, cursor, limit: 50 })}`), [id, status, cursor]);
   return (
     <>
       <p><Link to={`/automations/${id}`}>← Automation</Link></p>
       <h1>Runs</h1>
-      <form role="search" className="inline" onSubmit={(e) => { e.preventDefault(); const f = new FormData(e.currentTarget); setParams(qs({ status: String(f.get('status') ?? '') }).slice(1)); }}>
-        <div>
-          <label htmlFor="run-status">Status</label>
-          <select id="run-status" name="status" defaultValue={status}>
-            <option value="">any</option>
-            {RUN_STATUSES.map((s) => <option key={s}>{s}</option>)}
-          </select>
-        </div>
-        <button type="submit">Filter</button>
-      </form>
-      <Show loaded={runs}>
-        {(page) => page.data.length === 0 ? <Empty>No runs{status ? ` with status ${status}` : ''}.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">Address</th><th scope="col">Status</th><th scope="col">Next step</th><th scope="col">Wakes</th><th scope="col">Started</th></tr></thead>
-              <tbody>{page.data.map((r) => (
-                <tr key={r.id}>
-                  <td className="wrap"><Link to={`/automations/${id}/runs/${r.id}`}>{r.email}</Link></td>
-                  <td><Badge value={r.status} /></td>
-                  <td>{r.position ? <code>{r.position}</code> : '—'}</td>
-                  <td>{r.waitingFor ? <>{r.waitingFor} or </> : null}<When at={r.wakesAt} /></td>
-                  <td><When at={r.startedAt} /></td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <StatusFilter id="run-status" statuses={RUN_STATUSES} />
+      <PagedTable
+        loaded={loaded}
+        rowKey={(r) => r.id}
+        empty={`No runs${status ? ` with status ${status}` : ''}.`}
+        columns={[
+          { header: 'Address', className: 'wrap', cell: (r) => <Link to={`/automations/${id}/runs/${r.id}`}>{r.email}</Link> },
+          { header: 'Status', cell: (r) => <Badge value={r.status} /> },
+          { header: 'Next step', cell: (r) => (r.position ? <code>{r.position}</code> : '—') },
+          { header: 'Wakes', cell: (r) => <>{r.waitingFor ? <>{r.waitingFor} or </> : null}<When at={r.wakesAt} /></> },
+          { header: 'Started', cell: (r) => <When at={r.startedAt} /> },
+        ]}
+      />
     </>
   );
 }

@@ -1,8 +1,9 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
-import { get, post, qs, type Page } from '../api';
+import { Link, useNavigate, useParams } from 'react-router';
+import { get, post, type Page } from '../api';
 import { LineChart } from '../components/chart';
-import { Badge, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { PagedTable, StatusFilter, usePagedList } from '../components/paged-table';
+import { Badge, Empty, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 const STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled'] as const;
 
@@ -28,42 +29,24 @@ interface Campaign extends CampaignSummary {
 interface NamedRow { id: string; name: string }
 
 export function CampaignsPage() {
-  const [params, setParams] = useSearchParams();
-  const cursor = params.get('cursor');
+  const { loaded, params } = usePagedList<CampaignSummary>('/campaigns', ['status']);
   const status = params.get('status') ?? '';
-  const campaigns = useLoad(() => get<Page<CampaignSummary>>(`/campaigns${qs({ status, cursor, limit: 50 })}`), [status, cursor]);
   return (
     <>
       <h1>Campaigns</h1>
       <p><Link to="/campaigns/new">New campaign</Link></p>
-      <form role="search" className="inline" onSubmit={(e) => { e.preventDefault(); const f = new FormData(e.currentTarget); setParams(qs({ status: String(f.get('status') ?? '') }).slice(1)); }}>
-        <div>
-          <label htmlFor="cmp-status">Status</label>
-          <select id="cmp-status" name="status" defaultValue={status}>
-            <option value="">any</option>
-            {STATUSES.map((s) => <option key={s}>{s}</option>)}
-          </select>
-        </div>
-        <button type="submit">Filter</button>
-      </form>
-      <Show loaded={campaigns}>
-        {(page) => page.data.length === 0 ? <Empty>{status ? `No ${status} campaigns.` : <>No campaigns yet. <Link to="/campaigns/new">Create a draft</Link>.</>}</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">Campaign</th><th scope="col">Status</th><th scope="col">Scheduled</th><th scope="col">Created</th></tr></thead>
-              <tbody>{page.data.map((c) => (
-                <tr key={c.id}>
-                  <td><Link to={`/campaigns/${c.id}`}>{c.name}</Link></td>
-                  <td><Badge value={c.status} /></td>
-                  <td><When at={c.scheduledAt} /></td>
-                  <td><When at={c.createdAt} /></td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <StatusFilter id="cmp-status" statuses={STATUSES} />
+      <PagedTable
+        loaded={loaded}
+        rowKey={(c) => c.id}
+        empty={status ? `No ${status} campaigns.` : <>No campaigns yet. <Link to="/campaigns/new">Create a draft</Link>.</>}
+        columns={[
+          { header: 'Campaign', cell: (c) => <Link to={`/campaigns/${c.id}`}>{c.name}</Link> },
+          { header: 'Status', cell: (c) => <Badge value={c.status} /> },
+          { header: 'Scheduled', cell: (c) => <When at={c.scheduledAt} /> },
+          { header: 'Created', cell: (c) => <When at={c.createdAt} /> },
+        ]}
+      />
     </>
   );
 }
@@ -236,44 +219,29 @@ function CampaignReport({ c }: { c: Campaign }) {
   );
 }
 
+interface Recipient { subscriberId: string; messageId: string; email: string; status: string; attempts: number; lastResponse: string | null; deliveredAt: string | null }
+const RECIPIENT_STATUSES = ['queued', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'held'] as const;
+
 export function CampaignRecipientsPage() {
   const { id } = useParams();
-  const [params, setParams] = useSearchParams();
-  const cursor = params.get('cursor');
+  const { loaded, params } = usePagedList<Recipient>(`/campaigns/${id}/recipients`, ['status']);
   const status = params.get('status') ?? '';
-  const rows = useLoad(() => get<Page<{ subscriberId: string; messageId: string; email: string; status: string; attempts: number; lastResponse: string | null; deliveredAt: string | null }>>(`/campaigns/${id}/recipients${qs({ status, cursor, limit: 50 })}`), [id, status, cursor]);
   return (
     <>
       <p><Link to={`/campaigns/${id}`}>← Campaign</Link></p>
       <h1>Recipients</h1>
-      <form role="search" className="inline" onSubmit={(e) => { e.preventDefault(); const f = new FormData(e.currentTarget); setParams(qs({ status: String(f.get('status') ?? '') }).slice(1)); }}>
-        <div>
-          <label htmlFor="rcp-status">Status</label>
-          <select id="rcp-status" name="status" defaultValue={status}>
-            <option value="">any</option>
-            {['queued', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'held'].map((s) => <option key={s}>{s}</option>)}
-          </select>
-        </div>
-        <button type="submit">Filter</button>
-      </form>
-      <Show loaded={rows}>
-        {(page) => page.data.length === 0 ? <Empty>No recipients{status ? ` with status ${status}` : ''}.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">Address</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Delivered</th></tr></thead>
-              <tbody>{page.data.map((r) => (
-                <tr key={r.messageId}>
-                  <td className="wrap"><Link to={`/messages/${r.messageId}`}>{r.email}</Link></td>
-                  <td><Badge value={r.status} /></td>
-                  <td>{r.attempts}</td>
-                  <td><When at={r.deliveredAt} /></td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <StatusFilter id="rcp-status" statuses={RECIPIENT_STATUSES} />
+      <PagedTable
+        loaded={loaded}
+        rowKey={(r) => r.messageId}
+        empty={`No recipients${status ? ` with status ${status}` : ''}.`}
+        columns={[
+          { header: 'Address', className: 'wrap', cell: (r) => <Link to={`/messages/${r.messageId}`}>{r.email}</Link> },
+          { header: 'Status', cell: (r) => <Badge value={r.status} /> },
+          { header: 'Attempts', cell: (r) => r.attempts },
+          { header: 'Delivered', cell: (r) => <When at={r.deliveredAt} /> },
+        ]}
+      />
     </>
   );
 }

@@ -1,36 +1,28 @@
-import { Link, useParams, useSearchParams } from 'react-router';
-import { get, qs, type Page } from '../api';
-import { Empty, Pager, Show, When, useLoad } from '../components/state';
+import { Link, useParams } from 'react-router';
+import { get } from '../api';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { Show, When, useLoad } from '../components/state';
 import { RawSource } from './messages';
 
 interface Captured { id: string; envelopeFrom: string; envelopeTo: string; subject: string; capturedAt: string }
 
 /** Capture mode (POSTLINE_DELIVERY=capture) keeps every message here instead of sending it. */
 export function CapturedPage() {
-  const [params] = useSearchParams();
-  const cursor = params.get('cursor');
-  const list = useLoad(() => get<Page<Captured>>(`/captured${qs({ cursor, limit: 50 })}`), [cursor]);
+  const { loaded } = usePagedList<Captured>('/captured');
   return (
     <>
       <h1>Captured mail</h1>
       <p className="muted">With <code>POSTLINE_DELIVERY=capture</code>, messages are kept here instead of being sent.</p>
-      <Show loaded={list}>
-        {(page) => page.data.length === 0 ? <Empty>Nothing captured. Capture mode keeps messages here instead of sending them.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">To</th><th scope="col">Subject</th><th scope="col">Captured</th></tr></thead>
-              <tbody>{page.data.map((c) => (
-                <tr key={c.id}>
-                  <td className="wrap">{c.envelopeTo}</td>
-                  <td className="wrap"><Link to={`/captured/${c.id}`}>{c.subject || '(no subject)'}</Link></td>
-                  <td><When at={c.capturedAt} /></td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <PagedTable
+        loaded={loaded}
+        rowKey={(c) => c.id}
+        empty="Nothing captured. Capture mode keeps messages here instead of sending them."
+        columns={[
+          { header: 'To', className: 'wrap', cell: (c) => c.envelopeTo },
+          { header: 'Subject', className: 'wrap', cell: (c) => <Link to={`/captured/${c.id}`}>{c.subject || '(no subject)'}</Link> },
+          { header: 'Captured', cell: (c) => <When at={c.capturedAt} /> },
+        ]}
+      />
     </>
   );
 }

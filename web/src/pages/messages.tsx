@@ -1,7 +1,7 @@
 import { Link, useParams, useSearchParams } from 'react-router';
 import { useState } from 'react';
-import { api, get, qs, type Page } from '../api';
-import { Badge, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { get, getText, qs, type Page } from '../api';
+import { Badge, CopyButton, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
 
 interface Message { id: string; status: string; from: { email: string; name: string | null }; to: string; subject: string; tags: string[]; attempts: number; lastResponse: string | null; lastMx: string | null; createdAt: string; deliveredAt: string | null; nextAttemptAt: string | null }
 interface Event { id: string; type: string; occurredAt: string; url?: string; data: Record<string, unknown> }
@@ -48,7 +48,7 @@ export function MessagesPage() {
   );
 }
 
-/** A message: its fields, the timeline of events, the rendered body and, when captured, the raw source. */
+/** A message: its fields, the timeline of events, the rendered body and the raw source. */
 export function MessagePage() {
   const { id } = useParams();
   const message = useLoad(() => get<Message & { html: string | null; text: string | null; events: Event[] }>(`/emails/${id}`), [id]);
@@ -83,17 +83,35 @@ export function MessagePage() {
   );
 }
 
-/** The raw bytes of a captured message (capture mode), fetched when opened. */
+/**
+ * The message's raw source (GET /emails/{id}/raw), fetched when opened: captured mail is the
+ * kept bytes; any other message is rebuilt from its stored content, and the page says so.
+ */
 export function RawSource({ id }: { id: string }) {
-  const [raw, setRaw] = useState<string | null>(null);
+  const [raw, setRaw] = useState<{ text: string; source: string } | null>(null);
   const load = useAction();
   return (
     <details onToggle={(e) => {
-      if ((e.currentTarget as HTMLDetailsElement).open && raw === null) void load.run(async () => setRaw(await api<string>('GET', `/captured/${id}`)));
+      if ((e.currentTarget as HTMLDetailsElement).open && raw === null) {
+        void load.run(async () => {
+          const r = await getText(`/emails/${encodeURIComponent(id)}/raw`);
+          setRaw({ text: r.text, source: r.headers.get('postline-source') ?? '' });
+        });
+      }
     }}>
-      <summary>Raw source (captured mail only)</summary>
+      <summary>Raw source</summary>
       {load.error && <ErrorState error={load.error} />}
-      {raw !== null && <pre className="raw" data-testid="raw-source">{raw}</pre>}
+      {raw !== null && (
+        <>
+          <p className="muted" data-testid="raw-source-kind">
+            {raw.source === 'captured'
+              ? 'The bytes as they would have left (captured mail).'
+              : 'Rebuilt from the stored content through the same build path: Message-ID, headers, parts and tracked links are the ones sent; MIME boundaries, Date and the DKIM signature values are the rebuild\'s.'}
+          </p>
+          <p><CopyButton value={raw.text} label="Copy source" /></p>
+          <pre className="raw" data-testid="raw-source">{raw.text}</pre>
+        </>
+      )}
     </details>
   );
 }

@@ -2,6 +2,7 @@ import { Link, Route, Routes } from 'react-router';
 import type { SessionInfo } from '../session';
 import AccountPage from './account';
 import { ListPage, ListsPage, SubscribersPage } from './audience';
+import { AutomationEditorPage } from './automation-editor';
 import { AutomationPage, AutomationRunPage, AutomationRunsPage, AutomationsPage } from './automations';
 import { CampaignPage, CampaignRecipientsPage, CampaignsPage, NewCampaignPage } from './campaigns';
 import { CapturedMessagePage, CapturedPage } from './captured';
@@ -34,7 +35,9 @@ export default function Pages({ session, onSessionChange }: { session: SessionIn
       <Route path="campaigns/:id" element={<CampaignPage />} />
       <Route path="campaigns/:id/recipients" element={<CampaignRecipientsPage />} />
       <Route path="automations" element={<AutomationsPage />} />
+      <Route path="automations/new" element={<AutomationEditorPage />} />
       <Route path="automations/:id" element={<AutomationPage />} />
+      <Route path="automations/:id/edit" element={<AutomationEditorPage />} />
       <Route path="automations/:id/runs" element={<AutomationRunsPage />} />
       <Route path="automations/:id/runs/:runId" element={<AutomationRunPage />} />
       <Route path="webhooks" element={<WebhooksPage />} />

@@ -88,26 +88,35 @@ function TemplateEditor({ template }: { template: Template }) {
   const navigate = useNavigate();
   const set = (k: keyof typeof draft) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value });
 
-  // Live preview: save the draft, then render it with the sample variables (debounced).
+  // Live preview: the draft as typed, rendered by POST /templates/{id}/render with the sample
+  // variables (debounced); nothing is saved until "Save". An answer for text that has changed
+  // since is dropped, so a slow render never overwrites a newer one.
   const [renderTick, setRenderTick] = useState(0);
+  const draftParts = { subject: draft.subject || null, html: draft.html || null, text: draft.text || null };
+  const renderKey = JSON.stringify([draftParts, variables]);
   useEffect(() => {
+    let vars: unknown;
+    try {
+      vars = JSON.parse(variables);
+    } catch {
+      setPreviewError({ title: 'Variables are not JSON', status: 0, detail: 'Fix the sample variables to see the preview.' });
+      return;
+    }
+    if (vars === null || typeof vars !== 'object' || Array.isArray(vars)) {
+      setPreviewError({ title: 'Variables are not an object', status: 0, detail: 'The sample variables are a JSON object, as in POST /api/v1/emails.' });
+      return;
+    }
+    let current = true;
     const timer = setTimeout(async () => {
-      let vars: unknown;
       try {
-        vars = JSON.parse(variables);
-      } catch {
-        setPreviewError({ title: 'Variables are not JSON', status: 0, detail: 'Fix the sample variables to see the preview.' });
-        return;
-      }
-      try {
-        setPreview(await post(`/templates/${template.id}/render`, { variables: vars }));
-        setPreviewError(null);
+        const rendered = await post<{ subject: string | null; html: string | null; text: string | null }>(`/templates/${template.id}/render`, { variables: vars, draft: draftParts });
+        if (current) { setPreview(rendered); setPreviewError(null); }
       } catch (e) {
-        setPreviewError(e instanceof ApiError ? e.problem : { title: 'Preview failed', status: 0, detail: String(e) });
+        if (current) setPreviewError(e instanceof ApiError ? e.problem : { title: 'Preview failed', status: 0, detail: String(e) });
       }
     }, 300);
-    return () => clearTimeout(timer);
-  }, [variables, renderTick, template.id]);
+    return () => { current = false; clearTimeout(timer); };
+  }, [renderKey, renderTick, template.id]);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -138,7 +147,7 @@ function TemplateEditor({ template }: { template: Template }) {
           <label htmlFor="t-vars">Sample variables (JSON)</label>
           <textarea id="t-vars" rows={4} value={variables} onChange={(e) => setVariables(e.target.value)} spellCheck={false} />
           <div className="actions">
-            <button type="submit" disabled={save.busy}>Save and preview</button>
+            <button type="submit" disabled={save.busy}>Save</button>
             <button type="button" className="danger" onClick={() => confirm('Delete this template?') && void save.run(() => del(`/templates/${template.id}`)).then(() => navigate('/templates'))}>Delete</button>
           </div>
           {saved && <p role="status" className="muted">Saved <When at={saved} /></p>}

@@ -9,6 +9,7 @@ import { subscriberRoutes } from './subscribers.js';
 import { capturedRoutes } from './captured.js';
 import { domainRoutes } from './domains.js';
 import { emailRoutes } from './emails.js';
+import { emailRawRoutes } from './email-raw.js';
 import { hookRoutes } from './hooks.js';
 import { keyRoutes } from './keys.js';
 import { meRoutes } from './me.js';
@@ -27,6 +28,7 @@ export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(keyRoutes);
   await app.register(domainRoutes);
   await app.register(emailRoutes);
+  await app.register(emailRawRoutes);
   await app.register(capturedRoutes);
   await app.register(templateRoutes);
   await app.register(suppressionRoutes);

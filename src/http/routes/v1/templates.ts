@@ -69,8 +69,14 @@ const ListTemplatesQuery = Type.Object({
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name' })),
 });
 const RenderBody = Type.Object(
-  { variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Merge data, as in POST /api/v1/emails' })) },
-  { additionalProperties: false, examples: [{ variables: { first_name: 'Ada', order: { number: 'A-1001', items: [{ name: 'Lamp', qty: 2 }, { name: 'Bulb' }] } } }] },
+  {
+    variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Merge data, as in POST /api/v1/emails' })),
+    draft: Type.Optional(Type.Object(
+      { subject: Type.Optional(parts.subject), html: Type.Optional(parts.html), text: Type.Optional(parts.text) },
+      { additionalProperties: false, description: 'Unsaved parts to render in place of the saved ones (an editor\'s live preview): same limits and syntax checks as a save; nothing is stored' },
+    )),
+  },
+  { additionalProperties: false, examples: [{ variables: { first_name: 'Ada', order: { number: 'A-1001', items: [{ name: 'Lamp', qty: 2 }, { name: 'Bulb' }] } } }, { variables: { first_name: 'Ada' }, draft: { html: '<p>Hi {{ first_name }}, a new draft</p>' } }] },
 );
 const Rendered = Type.Object({
   subject: Nullable(Type.String()),
@@ -180,7 +186,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
     schema: {
       operationId: 'renderTemplate',
       summary: 'Preview a template',
-      description: 'Renders subject, html and text with the given variables, exactly as a send would (values HTML-escaped in html; no line breaks in the subject). Nothing is sent or stored; a part the template lacks is null.',
+      description: 'Renders subject, html and text with the given variables, exactly as a send would (values HTML-escaped in html; no line breaks in the subject). `draft` renders unsaved parts instead of the saved ones (the dashboard editor\'s live preview). Nothing is sent or stored; a part the template lacks is null.',
       tags: ['templates'],
       params: IdParams,
       body: RenderBody,
@@ -198,5 +204,5 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
         422: Unprocessable,
       },
     },
-  }, async (request) => previewTemplate(pool, request.auth.accountId, request.params.id, request.body.variables ?? {}));
+  }, async (request) => previewTemplate(pool, request.auth.accountId, request.params.id, request.body.variables ?? {}, request.body.draft ?? {}));
 }
