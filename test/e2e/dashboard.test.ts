@@ -226,6 +226,11 @@ step('suppression: add one, bulk add, search, remove', async () => {
   await page.getByText('blocked@example.com removed from the suppression list.').waitFor();
   // The message shows when the DELETE answers; the list reloads after it, so wait for the row to go.
   await page.getByRole('cell', { name: 'blocked@example.com', exact: true }).waitFor({ state: 'detached' });
+  await page.getByLabel('Search', { exact: true }).fill('a1@');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.waitForURL(/\/suppression\?q=a1%40$/);
+  await page.getByRole('cell', { name: 'a1@example.com', exact: true }).waitFor();
+  await page.getByRole('cell', { name: 'a2@example.com', exact: true }).waitFor({ state: 'detached' });
   assertNoProblems('suppression');
 });
 
@@ -310,7 +315,7 @@ step('campaigns: create a draft, send it, watch progress reach 100 %, open the r
   // A reader clicks the blog link of the mail as the dashboard renders it: the tracked link of
   // that copy, followed as a mail client would (the white-label host is this server).
   await page.goto(`${server.baseUrl}/captured`);
-  await page.getByRole('link', { name: 'News for Reader 3' }).click();
+  await page.getByRole('link', { name: 'News for Reader 3', exact: true }).click();
   const href = await page.frameLocator('iframe[title="Rendered message"]').getByRole('link', { name: 'Read the blog' }).getAttribute('href');
   assert.match(href ?? '', /\/t\/c\//);
   const click = await page.request.get(`${server.baseUrl}${new URL(href!).pathname}`, {

@@ -1,17 +1,17 @@
 import { useState, type FormEvent } from 'react';
 import { useSearchParams } from 'react-router';
-import { api, get, post, qs, type Page } from '../api';
-import { Badge, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { api, post, qs } from '../api';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { Badge, ErrorState, When, useAction } from '../components/state';
 
 interface Entry { id: string; email: string; reason: string; detail: string | null; createdAt: string }
 const REASONS = ['manual', 'unsubscribe', 'hard_bounce', 'complaint', 'import'];
 
 export default function SuppressionPage() {
-  const [params, setParams] = useSearchParams();
-  const cursor = params.get('cursor');
+  const [, setParams] = useSearchParams();
+  const { loaded: list, params } = usePagedList<Entry>('/suppression', ['q', 'reason']);
   const q = params.get('q') ?? '';
   const reason = params.get('reason') ?? '';
-  const list = useLoad(() => get<Page<Entry>>(`/suppression${qs({ q, reason, cursor })}`), [q, reason, cursor]);
   const [email, setEmail] = useState('');
   const [bulk, setBulk] = useState('');
   const [message, setMessage] = useState<string | null>(null);
@@ -69,24 +69,17 @@ export default function SuppressionPage() {
         </div>
         <button type="submit">Search</button>
       </form>
-      <Show loaded={list}>
-        {(page) => page.data.length === 0 ? <Empty>No suppressed addresses{q || reason ? ' match' : ''}.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">Address</th><th scope="col">Reason</th><th scope="col">Added</th><th scope="col"><span className="sr">Actions</span></th></tr></thead>
-              <tbody>{page.data.map((s) => (
-                <tr key={s.id}>
-                  <td className="wrap">{s.email}{s.detail && <div className="muted">{s.detail}</div>}</td>
-                  <td><Badge value={s.reason} /></td>
-                  <td><When at={s.createdAt} /></td>
-                  <td><button type="button" className="danger" aria-label={`Remove ${s.email}`} onClick={() => void remove(s.email)}>Remove</button></td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <PagedTable
+        loaded={list}
+        rowKey={(e) => e.id}
+        empty={`No suppressed addresses${q || reason ? ' match' : ''}.`}
+        columns={[
+          { header: 'Address', className: 'wrap', cell: (e) => <>{e.email}{e.detail && <div className="muted">{e.detail}</div>}</> },
+          { header: 'Reason', cell: (e) => <Badge value={e.reason} /> },
+          { header: 'Added', cell: (e) => <When at={e.createdAt} /> },
+          { header: <span className="sr">Actions</span>, cell: (e) => <button type="button" className="danger" aria-label={`Remove ${e.email}`} onClick={() => void remove(e.email)}>Remove</button> },
+        ]}
+      />
     </>
   );
 }
