@@ -182,6 +182,21 @@ step('webhooks: create with event checkboxes, the secret once, a test delivery i
   await page.getByTestId('delivery-log').getByText('test').first().waitFor();
   ids.hook = page.url().split('/').pop()!;
   assert.ok(receiver.requests.length >= 1);
+  // Rotate: a new secret, shown once as the first was.
+  page.once('dialog', (d) => void d.accept());
+  await page.getByRole('button', { name: 'Rotate secret' }).click();
+  await page.getByTestId('hook-secret').filter({ hasText: /^whsec_/ }).filter({ hasNotText: secret }).waitFor();
+  const rotated = (await page.getByTestId('hook-secret').textContent()) ?? '';
+  await page.reload();
+  await page.getByRole('button', { name: 'Rotate secret' }).waitFor();
+  assert.ok(!(await page.content()).includes(rotated), 'the rotated secret is gone after a reload');
+  // A hook the dispatcher disabled (after failing deliveries) is re-enabled from its page.
+  await db.pool.query(`UPDATE hooks SET status = 'disabled', disabled_reason = 'failing for 3 days', disabled_at = now() WHERE id = $1`, [ids.hook]);
+  await page.reload();
+  await page.getByText('Disabled: failing for 3 days').waitFor();
+  await page.getByRole('button', { name: 'Re-enable' }).click();
+  await page.getByRole('button', { name: 'Re-enable' }).waitFor({ state: 'detached' });
+  assert.equal((await api('GET', `/hooks/${ids.hook}`)).status, 'active');
   assertNoProblems('webhook');
 });
 
@@ -282,7 +297,11 @@ step('messages: a sent message with its timeline and raw source; captured mail w
   await page.getByTestId('raw-source-kind').filter({ hasText: 'as they would have left' }).waitFor();
   await page.goto(`${server.baseUrl}/captured`);
   await page.getByRole('link', { name: 'Your receipt' }).click();
-  await page.frameLocator('iframe[title="Rendered message"]').getByText('Thanks, Ada!').waitFor();
+  // Rendered from the captured bytes: tracked links in place, the open pixel not loaded.
+  const rendered = page.frameLocator('iframe[title="Rendered message"]');
+  await rendered.getByText('Thanks, Ada!').waitFor();
+  assert.equal(await rendered.locator('img[src]').count(), 0, 'no remote image (the open pixel) is loaded by the preview');
+  await page.getByText('Remote images are not loaded here').waitFor();
   await page.getByText('Raw source', { exact: true }).click();
   await page.getByTestId('raw-source').filter({ hasText: 'Subject: Your receipt' }).waitFor();
   assertNoProblems('messages');

@@ -2,6 +2,7 @@ import { Link, useParams } from 'react-router';
 import { get } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { Show, When, useLoad } from '../components/state';
+import { MailPreview } from '../components/mail-preview';
 import { RawSource } from './messages';
 
 interface Captured { id: string; envelopeFrom: string; envelopeTo: string; subject: string; capturedAt: string }
@@ -29,7 +30,7 @@ export function CapturedPage() {
 
 export function CapturedMessagePage() {
   const { id } = useParams();
-  const message = useLoad(() => get<{ id: string; subject: string; to: string; html: string | null; text: string | null; createdAt: string }>(`/emails/${id}`), [id]);
+  const message = useLoad(() => get<{ id: string; subject: string; to: string; createdAt: string }>(`/emails/${id}`), [id]);
   return (
     <Show loaded={message}>
       {(m) => (
@@ -37,7 +38,7 @@ export function CapturedMessagePage() {
           <p><Link to="/captured">← Captured mail</Link></p>
           <h1 className="wrap">{m.subject || '(no subject)'}</h1>
           <p className="wrap">To {m.to} · <When at={m.createdAt} /> · <Link to={`/messages/${m.id}`}>Timeline</Link></p>
-          {m.html ? <iframe title="Rendered message" sandbox="" srcDoc={m.html} className="mail-frame" /> : <pre className="wrap">{m.text}</pre>}
+          <MailPreview id={m.id} title="Rendered message" />
           <RawSource id={m.id} />
         </>
       )}

@@ -1,6 +1,7 @@
 import { Link, useParams, useSearchParams } from 'react-router';
 import { useState } from 'react';
 import { get, getText, qs, type Page } from '../api';
+import { MailPreview } from '../components/mail-preview';
 import { Badge, CopyButton, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
 
 interface Message { id: string; status: string; from: { email: string; name: string | null }; to: string; subject: string; tags: string[]; attempts: number; lastResponse: string | null; lastMx: string | null; createdAt: string; deliveredAt: string | null; nextAttemptAt: string | null }
@@ -76,6 +77,8 @@ export function MessagePage() {
           </ol>
           {m.html && (<><h2>Rendered</h2><iframe title="Message preview" sandbox="" srcDoc={m.html} className="mail-frame" /></>)}
           {!m.html && m.text && (<><h2>Text</h2><pre className="wrap">{m.text}</pre></>)}
+          {/* A campaign message keeps merge data, not content: it is rendered from its source. */}
+          {!m.html && !m.text && (<><h2>Rendered</h2><MailPreview id={m.id} title="Message preview" /></>)}
           <RawSource id={m.id} />
         </>
       )}
