@@ -6,7 +6,7 @@ import { Badge, CopyButton, Empty, ErrorState, Pager, Show, When, useAction, use
 
 interface Message { id: string; status: string; from: { email: string; name: string | null }; to: string; subject: string; tags: string[]; attempts: number; lastResponse: string | null; lastMx: string | null; createdAt: string; deliveredAt: string | null; nextAttemptAt: string | null }
 interface Event { id: string; type: string; occurredAt: string; url?: string; data: Record<string, unknown> }
-const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed'];
+const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'suppressed', 'held'];
 
 export function MessagesPage() {
   const [params, setParams] = useSearchParams();
