@@ -3,6 +3,10 @@ import assert from 'node:assert/strict';
 import { simpleParser } from 'mailparser';
 import { ManualClock } from '../../src/clock.js';
 import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
+import { fanOutBatch, planBatch } from '../../src/domain/campaigns/fanout.js';
+import { withTransaction } from '../../src/db/pool.js';
+import { claimFanOut } from '../../src/db/queries/campaigns/fanout.js';
+import { compileTemplate } from '../../src/templates/index.js';
 import { TrackingLinks } from '../../src/domain/tracking-links.js';
 import { RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 import { api, campaignBody, seedList, type Json } from './helpers.js';
@@ -206,6 +210,35 @@ test('a message in flight at pause or cancel that is then deferred is held (resu
   assert.equal(r.counts.cancelled, 1);
   assert.equal(r.counts.deferred, 1);
   assert.equal(r.progress.remaining, 0);
+});
+
+test('pipelined fan-out: a batch read ahead is used only when it starts at the committed checkpoint', async () => {
+  const l = await seedList(app, pool, acme.live, acme.accountId, { count: 5, prefix: 'ahead', domain: RECIPIENT_DOMAIN, name: 'Ahead' });
+  const c = (await live.post('/api/v1/campaigns', body(l))).body;
+  assert.equal((await live.post(`/api/v1/campaigns/${c.id}/send`)).status, 202);
+  const row = (await claimFanOut(pool, 'w-ahead', clock.now(), 60_000))!;
+  assert.equal(row.id, c.id);
+  const deps = { pool, now: () => clock.now(), quotaOf: async () => null, batchSize: 2 };
+  const subject = compileTemplate(row.subject ?? '');
+  const ids = async () => (await pool.query('SELECT id FROM messages WHERE campaign_id = $1 ORDER BY subscriber_id', [c.id])).rows.map((r) => r.id);
+
+  // Read ahead from a checkpoint that is not the committed one: ignored, the batch is read again.
+  const stale = planBatch(pool, row, subject, 'sub_ffffffffffffffffffffffffffffffff', 2, clock.now());
+  let r = await withTransaction(pool, (tx) => fanOutBatch(tx, deps, 'w-ahead', c.id, acme.accountId, subject, stale));
+  assert.equal(r.inserted, 2);
+  assert.equal((await stale).size, 0);
+  const first = await ids();
+  assert.equal(first.length, 2);
+
+  // The read-ahead the batch started is the next batch: its messages are the ones written.
+  const ahead = await r.next!;
+  r = await withTransaction(pool, (tx) => fanOutBatch(tx, deps, 'w-ahead', c.id, acme.accountId, subject, Promise.resolve(ahead)));
+  assert.deepEqual((await ids()).slice(2), ahead.msgs.map((m) => m.id));
+  r = await withTransaction(pool, (tx) => fanOutBatch(tx, deps, 'w-ahead', c.id, acme.accountId, subject, r.next));
+  assert.deepEqual([r.inserted, r.more, r.next], [1, false, null], 'a short batch ends the fan-out');
+  const { rows } = await pool.query('SELECT count(DISTINCT subscriber_id)::int AS n, count(*)::int AS m FROM messages WHERE campaign_id = $1', [c.id]);
+  assert.deepEqual(rows[0], { n: 5, m: 5 });
+  assert.equal((await report(c.id)).progress.queued, 5);
 });
 
 test('test send: rendered copies with a sample subscriber, not counted in the campaign', async () => {
