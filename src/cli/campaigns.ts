@@ -7,16 +7,16 @@ import type { CampaignStatus } from '../db/queries/campaigns/campaigns.js';
 import { requireAccount } from '../domain/accounts.js';
 import { toDefinition, type CampaignInput } from '../domain/campaigns/definition.js';
 import {
-  accountOfCampaign, cancelCampaign, createCampaign, listCampaigns, pauseCampaign, requireCampaign, resumeCampaign, sendCampaign,
+  accountOfCampaign, cancelCampaign, createCampaign, listCampaigns, pauseCampaign, resumeCampaign, sendCampaign,
 } from '../domain/campaigns/lifecycle.js';
-import { campaignReport, type CampaignReport } from '../domain/campaigns/report.js';
+import { loadCampaignReport, type CampaignReport } from '../domain/campaigns/report.js';
 import { output, table, withDatabase } from './context.js';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 async function reportOf(pool: Pool, id: string): Promise<CampaignReport> {
   const accountId = await accountOfCampaign(pool, id);
-  return campaignReport(pool, await requireCampaign(pool, accountId, id), new Date());
+  return loadCampaignReport(pool, accountId, id, new Date());
 }
 
 function describe(r: CampaignReport): string {

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { Queryable } from '../db/pool.js';
 import {
   selectDailyCounters, selectHealthRow, selectSenderSideBounces, setHealthAcknowledged, upsertHealth, type HealthRow,
@@ -54,6 +55,16 @@ export interface HealthMeasure {
 }
 
 const DAY_MS = 86_400_000;
+
+/**
+ * Runs reads at once on a pool (each on its own connection: the read routes' latency), one
+ * after the other on a transaction's client (which runs one query at a time anyway).
+ */
+async function inTurn<A, B>(db: Queryable, reads: readonly [() => Promise<A>, () => Promise<B>]): Promise<[A, B]> {
+  if (db instanceof pg.Pool) return Promise.all([reads[0](), reads[1]()]);
+  const a = await reads[0]();
+  return [a, await reads[1]()];
+}
 const dayOf = (d: Date) => d.toISOString().slice(0, 10);
 
 function levelOf(rate: number, rule: Rule): HealthLevel {
@@ -71,10 +82,10 @@ export function classify(rates: { bounce: number; complaint: number; senderSide:
 export async function measureHealth(db: Queryable, accountId: string, now: Date, windowDays: number = HEALTH_RULES.windowDays): Promise<HealthMeasure> {
   const toDay = dayOf(now);
   const fromDay = dayOf(new Date(now.getTime() - (windowDays - 1) * DAY_MS));
-  const [days, reasons] = await Promise.all([
-    selectDailyCounters(db, accountId, '', fromDay, toDay),
-    selectSenderSideBounces(db, accountId, fromDay, toDay),
-  ]);
+  const [days, reasons] = await inTurn(db, [
+    () => selectDailyCounters(db, accountId, '', fromDay, toDay),
+    () => selectSenderSideBounces(db, accountId, fromDay, toDay),
+  ] as const);
   const total = days.reduce(addCounters, ZERO_COUNTS);
   const byReason = Object.fromEntries(reasons.map((r) => [r.reason, r.n]));
   const senderTotal = reasons.reduce((n, r) => n + r.n, 0);
@@ -125,7 +136,7 @@ export interface Health {
  * /api/v1/stats stays a read; test keys pass false and nothing is written at all.
  */
 export async function evaluateHealth(db: Queryable, accountId: string, now: Date, opts: { record: boolean } = { record: true }): Promise<Health> {
-  const [m, stored] = await Promise.all([measureHealth(db, accountId, now), selectHealthRow(db, accountId)]);
+  const [m, stored] = await inTurn(db, [() => measureHealth(db, accountId, now), () => selectHealthRow(db, accountId)] as const);
   let row: Pick<HealthRow, 'at_risk_since' | 'acknowledged_at'> | null = stored;
   if (!stored || stored.status !== m.level) {
     if (opts.record) row = await upsertHealth(db, accountId, m.level, now);

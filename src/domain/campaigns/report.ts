@@ -1,6 +1,8 @@
-import type { Queryable } from '../../db/pool.js';
+import type { Pool } from '../../db/pool.js';
 import type { CampaignRow } from '../../db/queries/campaigns/campaigns.js';
-import { selectCampaignCounters, selectCampaignTimeline, selectTopLinks } from '../../db/queries/stats.js';
+import { selectCampaignCounters, selectCampaignTimeline, selectTopLinks, type CounterRow, type HourlyRow } from '../../db/queries/stats.js';
+import { hasPrefix } from '../../ids.js';
+import { requireCampaign } from './lifecycle.js';
 import { ratesOf, toCounts, type Counts, type Rates } from '../stats/counters.js';
 import { toDefinition, type CampaignDefinition } from './definition.js';
 
@@ -48,9 +50,30 @@ export function progressOf(c: CampaignRow, counts: Counts, now: Date): CampaignP
   };
 }
 
-/** GET /api/v1/campaigns/{id}: the definition and everything measured, all from rollups. */
-export async function campaignReport(db: Queryable, c: CampaignRow, now: Date): Promise<CampaignReport> {
-  const [counters, links, hours] = await Promise.all([selectCampaignCounters(db, c.id), selectTopLinks(db, c.id, TOP_LINKS), selectCampaignTimeline(db, c.id)]);
+/**
+ * GET /api/v1/campaigns/{id}: the definition and everything measured, all from rollups. The
+ * rollup reads are keyed by the campaign id alone, so they run together with the read of the
+ * account's campaign row — one round trip instead of two — and their rows are dropped when
+ * that read finds no such campaign of this account (404).
+ */
+export async function loadCampaignReport(db: Pool, accountId: string, id: string, now: Date): Promise<CampaignReport> {
+  if (!hasPrefix(id, 'cmp')) await requireCampaign(db, accountId, id); // not an id at all: 404 without reading rollups
+  const [c, counters, links, hours] = await Promise.all([
+    requireCampaign(db, accountId, id),
+    selectCampaignCounters(db, id),
+    selectTopLinks(db, id, TOP_LINKS),
+    selectCampaignTimeline(db, id),
+  ]);
+  return reportOf(c, counters, links, hours, now);
+}
+
+function reportOf(
+  c: CampaignRow,
+  counters: CounterRow,
+  links: Awaited<ReturnType<typeof selectTopLinks>>,
+  hours: HourlyRow[],
+  now: Date,
+): CampaignReport {
   const counts = toCounts(counters);
   return {
     ...toDefinition(c),

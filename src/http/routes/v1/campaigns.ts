@@ -8,7 +8,7 @@ import { toDefinition, type CampaignInput } from '../../../domain/campaigns/defi
 import {
   cancelCampaign, createCampaign, deleteCampaign, listCampaigns, pauseCampaign, requireCampaign, resumeCampaign, sendCampaign, updateCampaign,
 } from '../../../domain/campaigns/lifecycle.js';
-import { campaignReport } from '../../../domain/campaigns/report.js';
+import { loadCampaignReport } from '../../../domain/campaigns/report.js';
 import { sendCampaignTest, TEST_SEND_MAX } from '../../../domain/campaigns/test-send.js';
 import { TrackingLinks } from '../../../domain/tracking-links.js';
 import { ListQuery, listResponse } from '../../pagination.js';
@@ -94,8 +94,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...CampaignReportSchema, examples: [reportExample] }, 404: NotFound },
     },
   }, async (request) => {
-    const c = await requireCampaign(pool, request.auth.accountId, request.params.id);
-    return campaignReport(pool, c, clock.now());
+    return loadCampaignReport(pool, request.auth.accountId, request.params.id, clock.now());
   });
 
   app.patch('/api/v1/campaigns/:id', {
