@@ -6,25 +6,18 @@ import type { Queryable } from '../pool.js';
  * campaign — and never reads events.
  */
 
-export interface CounterRow {
-  sent: number;
-  delivered: number;
-  deferred: number;
-  hard_bounced: number;
-  soft_bounced: number;
-  complaints: number;
-  unsubscribes: number;
-  opens: number;
-  unique_opens: number;
-  machine_opens: number;
-  clicks: number;
-  unique_clicks: number;
-}
-
+/**
+ * The counters every rollup scope holds (campaign_stats and stats_daily repeat this column
+ * block per table in migration 013; in TS it is this one list, and the row, zero and API
+ * shapes below are derived from it).
+ */
 export const COUNTER_COLUMNS = [
   'sent', 'delivered', 'deferred', 'hard_bounced', 'soft_bounced', 'complaints', 'unsubscribes', 'opens', 'unique_opens',
   'machine_opens', 'clicks', 'unique_clicks',
 ] as const;
+
+export type CounterColumn = (typeof COUNTER_COLUMNS)[number];
+export type CounterRow = Record<CounterColumn, number>;
 
 const SUMS = COUNTER_COLUMNS.map((c) => `coalesce(sum(${c}), 0)::bigint AS ${c}`).join(', ');
 

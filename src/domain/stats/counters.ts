@@ -1,20 +1,12 @@
-import type { CounterRow } from '../../db/queries/stats.js';
+import { COUNTER_COLUMNS, type CounterColumn, type CounterRow } from '../../db/queries/stats.js';
 
-/** Counts as the API shows them (campaign reports and GET /api/v1/stats). */
-export interface Counts {
-  sent: number;
-  delivered: number;
-  deferred: number;
-  hardBounced: number;
-  softBounced: number;
-  complaints: number;
-  unsubscribes: number;
-  opens: number;
-  uniqueOpens: number;
-  machineOpens: number;
-  clicks: number;
-  uniqueClicks: number;
-}
+type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+const camel = <S extends string>(s: S) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) as Camel<S>;
+
+/** Counts as the API shows them (campaign reports and GET /api/v1/stats): the counter columns in camelCase. */
+export type CountName = Camel<CounterColumn>;
+export type Counts = Record<CountName, number>;
+export const COUNT_NAMES = COUNTER_COLUMNS.map(camel) as CountName[];
 
 /**
  * Rates, each a fraction 0–1 rounded to 4 places (docs/stats.md says what each is over):
@@ -33,20 +25,7 @@ export interface Rates {
 }
 
 export function toCounts(r: CounterRow): Counts {
-  return {
-    sent: r.sent,
-    delivered: r.delivered,
-    deferred: r.deferred,
-    hardBounced: r.hard_bounced,
-    softBounced: r.soft_bounced,
-    complaints: r.complaints,
-    unsubscribes: r.unsubscribes,
-    opens: r.opens,
-    uniqueOpens: r.unique_opens,
-    machineOpens: r.machine_opens,
-    clicks: r.clicks,
-    uniqueClicks: r.unique_clicks,
-  };
+  return Object.fromEntries(COUNTER_COLUMNS.map((c) => [camel(c), r[c]])) as Counts;
 }
 
 export function ratio(part: number, whole: number): number {
@@ -65,10 +44,7 @@ export function ratesOf(c: Counts): Rates {
   };
 }
 
-export const ZERO_COUNTS: CounterRow = {
-  sent: 0, delivered: 0, deferred: 0, hard_bounced: 0, soft_bounced: 0, complaints: 0, unsubscribes: 0, opens: 0, unique_opens: 0,
-  machine_opens: 0, clicks: 0, unique_clicks: 0,
-};
+export const ZERO_COUNTS = Object.fromEntries(COUNTER_COLUMNS.map((c) => [c, 0])) as CounterRow;
 
 export function addCounters(a: CounterRow, b: CounterRow): CounterRow {
   const out = { ...a };

@@ -3,6 +3,7 @@ import { CAMPAIGN_LIMITS } from '../../../domain/campaigns/definition.js';
 import { SEND_LIMITS } from '../../../domain/send-input.js';
 import { problemResponse } from '../../problem.js';
 import { SandboxFlag } from './audience-common.js';
+import { COUNT_NAMES, type CountName } from '../../../domain/stats/counters.js';
 
 /** TypeBox schemas and examples of the campaign routes (campaigns.ts). */
 
@@ -129,20 +130,21 @@ export const definitionExample = {
   updatedAt: '2026-11-20T10:15:30.123Z',
 };
 
-const CountsSchema = Type.Object({
-  sent: Type.Integer({ description: 'Messages queued for delivery (`sent` events)' }),
-  delivered: Type.Integer(),
-  deferred: Type.Integer({ description: 'Deferral events (temporary failures; retried)' }),
-  hardBounced: Type.Integer(),
-  softBounced: Type.Integer(),
-  complaints: Type.Integer(),
-  unsubscribes: Type.Integer(),
-  opens: Type.Integer(),
-  uniqueOpens: Type.Integer({ description: 'Messages opened at least once' }),
-  machineOpens: Type.Integer({ description: 'Opens by mail privacy proxies (e.g. Apple Mail Privacy Protection)' }),
-  clicks: Type.Integer(),
-  uniqueClicks: Type.Integer({ description: 'Messages with at least one click' }),
-});
+const countDescriptions: Partial<Record<CountName, string>> = {
+  sent: 'Messages queued for delivery (`sent` events)',
+  deferred: 'Deferral events (temporary failures; retried)',
+  uniqueOpens: 'Messages opened at least once',
+  machineOpens: 'Opens by mail privacy proxies (e.g. Apple Mail Privacy Protection)',
+  uniqueClicks: 'Messages with at least one click',
+};
+
+/** The counts of a report or of GET /api/v1/stats: one integer per rollup counter. */
+export const CountsSchema = Type.Object(
+  Object.fromEntries(COUNT_NAMES.map((n) => [n, Type.Integer(countDescriptions[n] ? { description: countDescriptions[n] } : {})])) as Record<
+    CountName,
+    ReturnType<typeof Type.Integer>
+  >,
+);
 
 export const RatesSchema = Type.Object(
   {
@@ -157,7 +159,7 @@ export const RatesSchema = Type.Object(
   { description: 'Fractions 0–1, 4 decimals; 0 when the denominator is 0' },
 );
 
-export const exampleCounts = {
+export const exampleCounts: Record<CountName, number> = {
   sent: 1200, delivered: 1188, deferred: 9, hardBounced: 8, softBounced: 1, complaints: 0, unsubscribes: 3, opens: 702, uniqueOpens: 512,
   machineOpens: 140, clicks: 190, uniqueClicks: 131,
 };

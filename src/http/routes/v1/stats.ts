@@ -5,11 +5,7 @@ import { acknowledgeHealth, evaluateHealth, HEALTH_RULES } from '../../../domain
 import { accountStats, type StatsQuery } from '../../../domain/stats/stats.js';
 import { withTransaction } from '../../../db/pool.js';
 import { invalidResponse, SandboxFlag } from './audience-common.js';
-import { exampleCounts, exampleRates, RatesSchema } from './campaign-schemas.js';
-
-const CountsSchema = Type.Object(
-  Object.fromEntries(Object.keys(exampleCounts).map((k) => [k, Type.Integer()])) as Record<keyof typeof exampleCounts, ReturnType<typeof Type.Integer>>,
-);
+import { CountsSchema, exampleCounts, exampleRates, RatesSchema } from './campaign-schemas.js';
 
 const HealthSchema = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('warning'), Type.Literal('at_risk')]),
