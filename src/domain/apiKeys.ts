@@ -2,11 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { finishPage, keyset, type Page } from '../db/pagination.js';
 import type { Queryable } from '../db/pool.js';
 import {
-  authenticateAndCount, getApiKey, insertApiKey, listApiKeys, pageApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow,
+  findLiveKey, getApiKey, insertApiKey, listApiKeys, pageApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow,
 } from '../db/queries/apiKeys.js';
 import { AppError, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { requireAccount } from './accounts.js';
+import type { VerifiedKeyCache } from './key-cache.js';
+import type { RateCounter } from './rate-counter.js';
 
 export type KeyMode = 'live' | 'test';
 
@@ -92,17 +94,33 @@ export function rateWindowStart(now: Date): Date {
   return new Date(Math.floor(now.getTime() / RATE_WINDOW_MS) * RATE_WINDOW_MS);
 }
 
+/** The bucket of an account's rate limit: all its keys of one mode together. */
+export function rateBucket(accountId: string, mode: KeyMode): string {
+  return `${accountId}:${mode}`;
+}
+
 /**
  * Resolves a presented key to its account and counts the request against the rate limit.
  * A malformed key is rejected before any query; an unknown or revoked key is indistinguishable
- * from a wrong one (lookup is by hash, so no timing signal about which keys exist).
+ * from a wrong one (lookup is by hash, so no timing signal about which keys exist). The key
+ * is looked up through the process's cache of verified keys (key-cache.ts) and the request
+ * counted through its group-committed counter (rate-counter.ts).
  */
-export async function authenticate(db: Queryable, presented: string | undefined, now: Date): Promise<AuthContext> {
+export async function authenticate(
+  db: Queryable, presented: string | undefined, now: Date, via: { cache: VerifiedKeyCache; counter: RateCounter },
+): Promise<AuthContext> {
   if (!presented) throw new AppError('unauthorized', 'Missing API key: send Authorization: Bearer <key> or X-Api-Key: <key>');
   if (!KEY_PATTERN.test(presented)) throw new AppError('unauthorized', 'Malformed API key');
-  const row = await authenticateAndCount(db, hashKey(presented), rateWindowStart(now));
-  if (!row) throw new AppError('unauthorized', 'Unknown or revoked API key');
+  const hash = hashKey(presented);
+  let row = via.cache.get(hash);
+  if (!row) {
+    row = await findLiveKey(db, hash);
+    if (!row) throw new AppError('unauthorized', 'Unknown or revoked API key');
+    via.cache.set(hash, row);
+  }
+  const windowCount = await via.counter.count(rateBucket(row.account_id, row.mode), rateWindowStart(now));
   if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() > 60_000) {
+    row.last_used_at = now; // the cached row too, so the next requests do not touch it again
     touchApiKey(db, row.key_id, now).catch(() => {}); // best effort; never fails a request
   }
   return {
@@ -112,7 +130,7 @@ export async function authenticate(db: Queryable, presented: string | undefined,
     keyId: row.key_id,
     mode: row.mode,
     prefix: row.prefix,
-    windowCount: row.window_count,
+    windowCount,
     via: 'key',
   };
 }

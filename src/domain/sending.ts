@@ -26,6 +26,8 @@ export interface SendContext {
    * group commit that writes concurrent accepts in one statement. Default: write it alone.
    */
   storeAccepted?: (rows: MessageRow[], events: SentEventRow[]) => Promise<void>;
+  /** Which of `emails` are suppressed; the API passes lookups batched across its concurrent requests. */
+  suppressedAmong?: (accountId: string, emails: readonly string[]) => Promise<Set<string>>;
 }
 
 /** One accepted send: a row per envelope recipient (the `to` row first) and their `sent` events. */
@@ -117,9 +119,11 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
   // 'suppressed' and is not delivered; only a send whose every recipient is suppressed is
   // refused (as Postmark does with inactive recipients).
   const recipients = envelopeRecipients(req);
-  const suppressed = recipients.length === 1
-    ? ((await isSuppressed(ctx.db, ctx.accountId, req.to)) ? new Set([req.to]) : new Set<string>())
-    : new Set((await suppressedAmong(ctx.db, ctx.accountId, recipients.map((r) => r.email))).keys());
+  const suppressed = ctx.suppressedAmong
+    ? await ctx.suppressedAmong(ctx.accountId, recipients.map((r) => r.email))
+    : recipients.length === 1
+      ? ((await isSuppressed(ctx.db, ctx.accountId, req.to)) ? new Set([req.to]) : new Set<string>())
+      : new Set((await suppressedAmong(ctx.db, ctx.accountId, recipients.map((r) => r.email))).keys());
   if (recipients.every((r) => suppressed.has(r.email))) {
     throw new AppError('recipient_suppressed', `${recipients.map((r) => r.email).join(', ')} ${recipients.length === 1 ? 'is' : 'are all'} on this account's suppression list`, {
       errors: recipients.map((r) => ({ field: fieldOf(req, r), message: 'is suppressed' })),

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.js';
+import { suppress } from '../../src/domain/suppression.js';
 import { createTemplate } from '../../src/domain/templates.js';
 import { startWorkers } from '../../src/workers/index.js';
 import { createTestAccount } from '../helpers/app.js';
@@ -58,6 +59,21 @@ test('send: suppressed recipient is 422 recipient_suppressed, matched case-insen
   const res = await env.send(basicEmail({ to: `blocked@${RECIPIENT_DOMAIN.toUpperCase()}` }));
   assert.equal(res.statusCode, 422);
   assert.equal(res.json().code, 'recipient_suppressed');
+});
+
+test('send: concurrent sends share batched suppression lookups, each answered for its own account and recipients', async () => {
+  const other = await createTestAccount(pool, 'Other suppressor');
+  for (let i = 0; i < 10; i++) await suppress(pool, other.accountId, `batch${i}@${RECIPIENT_DOMAIN}`);
+  for (let i = 0; i < 10; i += 2) await suppress(pool, acme.accountId, `Batch${i}@${RECIPIENT_DOMAIN}`);
+  const sends = await Promise.all(Array.from({ length: 10 }, (_, i) => env.send(basicEmail({ to: `batch${i}@${RECIPIENT_DOMAIN}` }))));
+  // Only acme's own list counts: the even addresses are refused, the odd ones (suppressed by
+  // the other account only) accepted, though all ten lookups may have gone in one query.
+  assert.deepEqual(sends.map((r) => r.statusCode), Array.from({ length: 10 }, (_, i) => (i % 2 ? 202 : 422)));
+  assert.ok(sends.filter((_, i) => i % 2 === 0).every((r) => r.json().code === 'recipient_suppressed'));
+  const cc = await env.send(basicEmail({ to: `batch1@${RECIPIENT_DOMAIN}`, cc: [`batch2@${RECIPIENT_DOMAIN}`, `batch3@${RECIPIENT_DOMAIN}`] }));
+  assert.equal(cc.statusCode, 202);
+  const { rows } = await pool.query('SELECT to_email, status FROM messages WHERE coalesce(group_id, id) = $1 ORDER BY to_email', [cc.json().id]);
+  assert.deepEqual(rows.map((r) => [r.to_email, r.status]), [[`batch1@${RECIPIENT_DOMAIN}`, 'queued'], [`batch2@${RECIPIENT_DOMAIN}`, 'suppressed'], [`batch3@${RECIPIENT_DOMAIN}`, 'queued']]);
 });
 
 test('send: CR/LF is refused in subject, from name, custom headers and addresses', async () => {

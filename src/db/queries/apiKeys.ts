@@ -56,7 +56,7 @@ export async function revokeApiKey(db: Queryable, id: string, at: Date, accountI
   return rows[0] ?? null;
 }
 
-export interface AuthenticatedKey {
+export interface LiveKeyRow {
   key_id: string;
   account_id: string;
   account_name: string;
@@ -64,31 +64,40 @@ export interface AuthenticatedKey {
   mode: 'live' | 'test';
   prefix: string;
   last_used_at: Date | null;
-  window_count: number;
+}
+
+// The key lookup of the auth hot path (cached per process for a few seconds, see
+// domain/key-cache.ts): the unrevoked key with this hash and what a request needs of its account.
+export async function findLiveKey(db: Queryable, hash: Buffer): Promise<LiveKeyRow | null> {
+  const { rows } = await db.query<LiveKeyRow>(
+    `SELECT k.id AS key_id, k.account_id, a.name AS account_name, a.monthly_quota, k.mode, k.prefix, k.last_used_at
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id
+      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+    [hash],
+  );
+  return rows[0] ?? null;
 }
 
 /**
- * The per-request hot path in one round trip: find the live (unrevoked) key by its hash and
- * count this request in the account's rate-limit window for that key mode. Limits are per
- * account and mode ("all its test keys together"), so the bucket is account:mode. The
- * window row is shared by every API process, which makes the limit global.
+ * Counts many requests in their rate-limit windows in one statement (domain/rate-counter.ts
+ * group-commits them): each (bucket, window) gets `n` added and the total after the addition
+ * is returned. The window row is shared by every API process, so the limit stays global and
+ * exact: every request adds exactly one, and the totals a batch returns are its own. Rows are
+ * inserted in (bucket, window) order so two processes' batches lock shared rows in the same
+ * order and cannot deadlock.
  */
-export async function authenticateAndCount(db: Queryable, hash: Buffer, windowStart: Date): Promise<AuthenticatedKey | null> {
-  const { rows } = await db.query<AuthenticatedKey>(
-    `WITH k AS (
-       SELECT k.id AS key_id, k.account_id, a.name AS account_name, a.monthly_quota, k.mode, k.prefix, k.last_used_at
-         FROM api_keys k JOIN accounts a ON a.id = k.account_id
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL
-     ), w AS (
-       INSERT INTO rate_limit_windows (bucket, window_start, count)
-       SELECT account_id || ':' || mode, $2, 1 FROM k
-       ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
-       RETURNING count
-     )
-     SELECT k.*, w.count AS window_count FROM k, w`,
-    [hash, windowStart],
+export async function addToRateWindows(
+  db: Queryable, counts: { bucket: string; windowStart: Date; n: number }[],
+): Promise<{ bucket: string; window_start: Date; count: number }[]> {
+  const sorted = [...counts].sort((a, b) => (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : a.windowStart.getTime() - b.windowStart.getTime()));
+  const { rows } = await db.query<{ bucket: string; window_start: Date; count: number }>(
+    `INSERT INTO rate_limit_windows (bucket, window_start, count)
+     SELECT bucket, window_start, n FROM unnest($1::text[], $2::timestamptz[], $3::int[]) WITH ORDINALITY AS c(bucket, window_start, n, i) ORDER BY i
+     ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_windows.count + excluded.count
+     RETURNING bucket, window_start, count`,
+    [sorted.map((c) => c.bucket), sorted.map((c) => c.windowStart), sorted.map((c) => c.n)],
   );
-  return rows[0] ?? null;
+  return rows;
 }
 
 // Written at most once a minute per key (see domain/apiKeys.ts) to keep auth read-mostly.

@@ -74,6 +74,19 @@ export async function selectSuppressions(db: Queryable, accountId: string, keys:
   return rows;
 }
 
+// The send API's check for many concurrent requests of any accounts (domain/suppression.ts
+// batches them): which (account, key) pairs are on a list, in one query. Each pair is one
+// probe of the UNIQUE (account_id, email_key) index.
+export async function selectSuppressedPairs(db: Queryable, accountIds: string[], keys: string[]): Promise<{ account_id: string; email_key: string }[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await db.query<{ account_id: string; email_key: string }>(
+    `SELECT s.account_id, s.email_key FROM unnest($1::text[], $2::text[]) AS p(account_id, email_key)
+       JOIN suppressions s ON s.account_id = p.account_id AND s.email_key = p.email_key`,
+    [accountIds, keys],
+  );
+  return rows;
+}
+
 // Re-subscribe: removes the entry and returns what was removed (null when there was none).
 export async function deleteSuppression(db: Queryable, accountId: string, key: string): Promise<SuppressionRow | null> {
   const { rows } = await db.query<SuppressionRow>(

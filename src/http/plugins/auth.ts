@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { authenticate, RATE_WINDOW_MS, rateWindowStart } from '../../domain/apiKeys.js';
+import { VerifiedKeyCache } from '../../domain/key-cache.js';
+import { RateCounter } from '../../domain/rate-counter.js';
 import { authenticateSession, CSRF_HEADER, csrfMatches, SESSION_COOKIE } from '../../domain/users/sessions.js';
 import { AppError } from '../../errors.js';
 
@@ -21,11 +23,15 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * An API key (Authorization or X-Api-Key) wins; without one, the dashboard's session cookie
  * is accepted, and then every state-changing request must carry the session's CSRF token in
  * X-CSRF-Token — whatever its Origin, so no cross-site form or misconfigured proxy can
- * write with a person's cookie. One query authenticates and counts; the RateLimit-* headers
- * go on every authenticated response, and the 601st request in a window gets 429.
+ * write with a person's cookie. Verified keys are cached per process for a few seconds
+ * (`app.keyCache`, domain/key-cache.ts) and requests are counted in group-committed batches
+ * (domain/rate-counter.ts), exact across processes; the RateLimit-* headers go on every
+ * authenticated response, and the 601st request in a window gets 429.
  */
 export const authPlugin = fp(async (app: FastifyInstance) => {
   app.decorateRequest('auth', null as never);
+  app.decorate('keyCache', new VerifiedKeyCache(app.deps.clock));
+  const counter = new RateCounter(app.deps.relaxedPool ?? app.deps.pool);
   app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url;
     if (!url || !url.startsWith('/api/v1') || request.routeOptions.config.public) return;
@@ -41,7 +47,7 @@ export const authPlugin = fp(async (app: FastifyInstance) => {
       }
       request.auth = session;
     } else {
-      request.auth = await authenticate(db, key, now);
+      request.auth = await authenticate(db, key, now, { cache: app.keyCache, counter });
     }
     const limit = app.deps.config.rateLimits[request.auth.mode];
     const resetMs = rateWindowStart(now).getTime() + RATE_WINDOW_MS - now.getTime();

@@ -10,6 +10,7 @@ import { findSendingDomain, type SendingDomain } from '../../../domain/domains.j
 import { toApiEvent, type ApiEvent } from '../../../domain/events.js';
 import { SEND_LIMITS } from '../../../domain/send-input.js';
 import { sendBatch, sendEmail, type BatchItemResult, type SendContext } from '../../../domain/sending.js';
+import { SuppressionLookups } from '../../../domain/suppression.js';
 import { batchItemProblems } from '../../batch-items.js';
 import { TrackingLinks } from '../../../domain/tracking-links.js';
 import { notFound } from '../../../errors.js';
@@ -196,6 +197,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
     else domains.delete(key);
     return domain;
   };
+  const suppression = new SuppressionLookups(app.deps.pool);
   const wakeWorkers = () => {
     notifySoon(app.deps.pool, 'postline_messages');
     notifySoon(app.deps.pool, 'postline_events');
@@ -212,6 +214,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
     storeAccepted: async (rows, events) => {
       await inserts.submit({ rows, events });
     },
+    suppressedAmong: (accountId, emails) => suppression.suppressedAmong(accountId, emails),
   });
 
   app.post('/api/v1/emails', {

@@ -85,13 +85,14 @@ export async function keyRoutes(fastify: FastifyInstance): Promise<void> {
     schema: {
       operationId: 'revokeApiKey',
       summary: 'Revoke an API key',
-      description: 'Requests with the key get 401 from now on. Revoking twice keeps the first time. A key may revoke itself. Test key: nothing changes, `sandbox: true`.',
+      description: 'Requests with the key get 401 from now on (other API processes of a multi-process deployment stop accepting it within 5 seconds, the time they may trust a verified key). Revoking twice keeps the first time. A key may revoke itself. Test key: nothing changes, `sandbox: true`.',
       tags: ['keys'],
       params: IdParams,
       response: { 200: { ...ApiKeySchema, examples: [{ ...KEY_EXAMPLE, revokedAt: '2026-11-23T09:00:00.000Z' }] }, 404: NotFound },
     },
   }, async (request) => {
     const r = await audienceWrite(app, request, (db) => revokeKey(db, request.params.id, clock.now(), request.auth.accountId));
+    if (!r.sandbox) app.keyCache.forgetKey(r.value.id);
     const { accountId: _account, ...key } = r.value;
     return withSandbox({ value: key, sandbox: r.sandbox });
   });
