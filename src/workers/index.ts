@@ -37,9 +37,10 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     batchSize: deps.config.deliveryConcurrency,
     maxConnectionsPerHost: deps.config.mxConnectionsPerHost,
   });
+  // Refilling: claims again whenever half of the in-flight batch has finished (and at once
+  // after a claim that found messages, in case more are due), without waiting for the rest.
   const deliveryLoop: Loop = startLoop('delivery', 1000, async () => {
-    // A full batch means more is waiting: go again at once instead of sleeping.
-    if ((await delivery.runOnce()) > 0) deliveryLoop.wake();
+    if ((await delivery.refill(() => deliveryLoop.wake(), (err) => onError('delivery', err))) > 0) deliveryLoop.wake();
   }, onError);
   notifications.on('postline_messages', () => deliveryLoop.wake());
   const campaignLoop = startLoop('campaigns', 1_000, () => runCampaignStep(campaignDeps(deps)), onError);

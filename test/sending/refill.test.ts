@@ -1,0 +1,47 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
+
+// Issue 16: the worker's refilling claim. A slow MX (each DATA answered after 150 ms) keeps
+// deliveries in flight long enough to see the engine claim again before its first claim is done.
+const env = await startMailEnv({ mx: { dataDelayMs: 150, starttls: false } });
+
+test('refill: claims up to the batch size, claims again at half without waiting for the rest, and delivers everything once', async () => {
+  for (let i = 0; i < 10; i++) assert.equal((await env.send(basicEmail({ to: `r${i}@${RECIPIENT_DOMAIN}` }))).statusCode, 202);
+  const engine = env.newEngine({ batchSize: 4, maxConnectionsPerHost: 4 });
+  const errors: unknown[] = [];
+  let roomCalls = 0;
+  let resolveRoom: () => void = () => {};
+  const onRoom = () => {
+    roomCalls++;
+    resolveRoom();
+  };
+  const nextRoom = () => new Promise<void>((r) => (resolveRoom = r));
+  const inFlight = async () => (await env.pool.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'sending'`)).rows[0].n as number;
+
+  let room = nextRoom();
+  assert.equal(await engine.refill(onRoom, (e) => errors.push(e)), 4, 'the first claim fills the batch');
+  assert.equal(await engine.refill(onRoom, (e) => errors.push(e)), 0, 'no room: nothing more is claimed');
+  assert.equal(await inFlight(), 4);
+  await room; // two of the four are done
+  assert.ok((await env.pool.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'delivered'`)).rows[0].n >= 2);
+  room = nextRoom();
+  const second = await engine.refill(onRoom, (e) => errors.push(e));
+  assert.ok(second >= 2 && second <= 4, `claims the free half (got ${second})`);
+  // Until nothing is left: each refill tops the batch up.
+  let claimed = 4 + second;
+  while (claimed < 10) {
+    await room;
+    room = nextRoom();
+    claimed += await engine.refill(onRoom, (e) => errors.push(e));
+  }
+  await engine.drain();
+  assert.equal(claimed, 10);
+  assert.deepEqual(errors, []);
+  assert.ok(roomCalls >= 2);
+  const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM messages GROUP BY status`);
+  assert.deepEqual(rows, [{ status: 'delivered', n: 10 }]);
+  const got = env.mx.messages.map((m) => m.envelope.to[0]).sort();
+  assert.deepEqual(got, Array.from({ length: 10 }, (_, i) => `r${i}@${RECIPIENT_DOMAIN}`).sort(), 'each once');
+  assert.equal(await engine.refill(onRoom, (e) => errors.push(e)), 0, 'nothing due');
+});
