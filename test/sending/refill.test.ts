@@ -10,6 +10,7 @@ test('refill: claims up to the batch size, claims again at half without waiting 
   for (let i = 0; i < 10; i++) assert.equal((await env.send(basicEmail({ to: `r${i}@${RECIPIENT_DOMAIN}` }))).statusCode, 202);
   const engine = env.newEngine({ batchSize: 4, maxConnectionsPerHost: 4 });
   const errors: unknown[] = [];
+  const onError = (e: unknown) => void errors.push(e);
   let roomCalls = 0;
   let resolveRoom: () => void = () => {};
   const onRoom = () => {
@@ -20,28 +21,28 @@ test('refill: claims up to the batch size, claims again at half without waiting 
   const inFlight = async () => (await env.pool.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'sending'`)).rows[0].n as number;
 
   let room = nextRoom();
-  assert.equal(await engine.refill(onRoom, (e) => errors.push(e)), 4, 'the first claim fills the batch');
-  assert.equal(await engine.refill(onRoom, (e) => errors.push(e)), 0, 'no room: nothing more is claimed');
+  assert.equal(await engine.refill(onRoom, onError), 4, 'the first claim fills the batch');
+  assert.equal(await engine.refill(onRoom, onError), 0, 'no room: nothing more is claimed');
   assert.equal(await inFlight(), 4);
   await room; // two of the four are done
   assert.ok((await env.pool.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'delivered'`)).rows[0].n >= 2);
   room = nextRoom();
-  const second = await engine.refill(onRoom, (e) => errors.push(e));
+  const second = await engine.refill(onRoom, onError);
   assert.ok(second >= 2 && second <= 4, `claims the free half (got ${second})`);
   // Until nothing is left: each refill tops the batch up.
   let claimed = 4 + second;
   while (claimed < 10) {
     await room;
     room = nextRoom();
-    claimed += await engine.refill(onRoom, (e) => errors.push(e));
+    claimed += await engine.refill(onRoom, onError);
   }
   await engine.drain();
   assert.equal(claimed, 10);
-  assert.deepEqual(errors, []);
+  assert.equal(errors.length, 0, String(errors[0]));
   assert.ok(roomCalls >= 2);
   const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM messages GROUP BY status`);
   assert.deepEqual(rows, [{ status: 'delivered', n: 10 }]);
   const got = env.mx.messages.map((m) => m.envelope.to[0]).sort();
   assert.deepEqual(got, Array.from({ length: 10 }, (_, i) => `r${i}@${RECIPIENT_DOMAIN}`).sort(), 'each once');
-  assert.equal(await engine.refill(onRoom, (e) => errors.push(e)), 0, 'nothing due');
+  assert.equal(await engine.refill(onRoom, onError), 0, 'nothing due');
 });
