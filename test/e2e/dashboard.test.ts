@@ -317,10 +317,18 @@ step('campaigns: create a draft, send it, watch progress reach 100 %, open the r
   await page.getByRole('checkbox', { name: 'Newsletter' }).check();
   await page.getByLabel('HTML', { exact: true }).fill('<p>Hi {{ subscriber.name | there }}</p><p><a href="https://e2e-shop.test/blog">Read the blog</a></p>');
   await page.getByLabel('Tags (comma separated)').fill('news');
+  await page.getByLabel('Reply-to (optional)').fill('editor@e2e-shop.test');
+  await page.getByLabel('Merge field defaults (JSON object, optional)').fill('["not", "an object"]');
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  await page.getByRole('alert').filter({ hasText: 'must be a JSON object' }).waitFor();
+  await page.getByLabel('Merge field defaults (JSON object, optional)').fill('{"coupon": "NOV10"}');
   await page.getByRole('button', { name: 'Create draft' }).click();
   await page.waitForURL(/\/campaigns\/cmp_/);
   ids.campaign = page.url().split('/').pop()!;
   await page.getByRole('heading', { name: /November news/ }).getByText('draft').waitFor();
+  await page.getByLabel('Send a test to (up to 5 addresses)').fill('qa@e2e-shop.test');
+  await page.getByRole('button', { name: 'Send test' }).click();
+  await page.getByText('Test copies sent to qa@e2e-shop.test.').waitFor();
   await page.getByRole('button', { name: 'Send now' }).click();
   await page.getByTestId('campaign-percent').filter({ hasText: /^100 %/ }).waitFor({ timeout: 120_000 });
   assert.equal(await page.getByTestId('campaign-progress').getAttribute('value'), '100');
@@ -354,8 +362,9 @@ step('campaigns: create a draft, send it, watch progress reach 100 %, open the r
   await page.getByText('No draft campaigns.').waitFor();
   await page.goto(`${server.baseUrl}/`);
   await page.getByTestId('overview-stats').getByText('Delivered').waitFor();
-  assert.match((await page.getByTestId('overview-stats').textContent()) ?? '', /41Sent/);
-  await page.getByRole('img', { name: /Daily activity: Sent 41, Delivered 41/ }).waitFor();
+  assert.match((await page.getByTestId('overview-stats').textContent()) ?? '', /42Sent/);
+  // 40 campaign copies, the test copy and the earlier single send.
+  await page.getByRole('img', { name: /Daily activity: Sent 42, Delivered 42/ }).waitFor();
   assertNoProblems('campaigns');
 });
 

@@ -51,27 +51,45 @@ export function CampaignsPage() {
   );
 }
 
-/** A draft: the fields people fill in most; the rest (variables, headers, templates) stays in the API. */
+/** A draft with everything the API takes except custom headers: content from HTML or a template, merge-field defaults, reply-to, exclusions, a schedule, a throttle. */
 export function NewCampaignPage() {
   const options = useLoad(async () => {
-    const [lists, segments] = await Promise.all([get<Page<NamedRow>>('/lists?limit=100'), get<Page<NamedRow>>('/segments?limit=100')]);
-    return { lists: lists.data, segments: segments.data };
+    const [lists, segments, templates] = await Promise.all([
+      get<Page<NamedRow>>('/lists?limit=100'), get<Page<NamedRow>>('/segments?limit=100'), get<Page<NamedRow>>('/templates?limit=100'),
+    ]);
+    return { lists: lists.data, segments: segments.data, templates: templates.data };
   }, []);
-  const [form, setForm] = useState({ name: '', subject: '', fromEmail: '', fromName: '', html: '', segment: '', throttle: '', tags: '' });
+  const [form, setForm] = useState({ name: '', subject: '', fromEmail: '', fromName: '', replyTo: '', html: '', templateId: '', variables: '', segment: '', throttle: '', tags: '', scheduledAt: '' });
   const [lists, setLists] = useState<string[]>([]);
+  const [exclude, setExclude] = useState<string[]>([]);
+  const [variablesError, setVariablesError] = useState<string | null>(null);
   const create = useAction();
   const navigate = useNavigate();
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    let variables: unknown;
+    if (form.variables.trim()) {
+      try { variables = JSON.parse(form.variables); } catch { variables = undefined; }
+      if (variables === null || typeof variables !== 'object' || Array.isArray(variables)) {
+        setVariablesError('Merge field defaults must be a JSON object, e.g. {"coupon": "WELCOME10"}.');
+        return;
+      }
+    }
+    setVariablesError(null);
     const body = {
       name: form.name,
       subject: form.subject,
       from: form.fromName ? { email: form.fromEmail, name: form.fromName } : { email: form.fromEmail },
-      html: form.html,
-      audience: form.segment ? { lists, segment: form.segment } : { lists },
+      ...(form.replyTo ? { replyTo: form.replyTo } : {}),
+      ...(form.html.trim() ? { html: form.html } : {}),
+      ...(form.templateId ? { templateId: form.templateId } : {}),
+      ...(variables ? { variables } : {}),
+      audience: { lists, ...(form.segment ? { segment: form.segment } : {}), ...(exclude.length > 0 ? { excludeLists: exclude } : {}) },
       ...(form.tags.trim() ? { tags: form.tags.split(',').map((t) => t.trim()).filter(Boolean) } : {}),
       ...(form.throttle ? { throttle: Number(form.throttle) } : {}),
+      // datetime-local is the browser's local time; the API takes an instant.
+      ...(form.scheduledAt ? { scheduledAt: new Date(form.scheduledAt).toISOString() } : {}),
     };
     const c = await create.run(() => post<Campaign>('/campaigns', body));
     if (c) navigate(`/campaigns/${c.id}`);
@@ -91,6 +109,8 @@ export function NewCampaignPage() {
               <div><label htmlFor="c-from">From address</label><input id="c-from" type="email" required value={form.fromEmail} onChange={set('fromEmail')} /></div>
               <div><label htmlFor="c-from-name">From name</label><input id="c-from-name" value={form.fromName} onChange={set('fromName')} /></div>
             </div>
+            <label htmlFor="c-reply-to">Reply-to (optional)</label>
+            <input id="c-reply-to" type="email" value={form.replyTo} onChange={set('replyTo')} />
             <fieldset>
               <legend>Lists</legend>
               {o.lists.length === 0 ? <p>No lists yet: <Link to="/lists">create one</Link> first.</p> : o.lists.map((l) => (
@@ -99,23 +119,64 @@ export function NewCampaignPage() {
                 </label>
               ))}
             </fieldset>
-            <label htmlFor="c-segment">Segment (optional)</label>
-            <select id="c-segment" value={form.segment} onChange={set('segment')}>
-              <option value="">everyone in the lists</option>
-              {o.segments.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
+            <div className="grid2">
+              <div>
+                <label htmlFor="c-segment">Segment (optional)</label>
+                <select id="c-segment" value={form.segment} onChange={set('segment')}>
+                  <option value="">everyone in the lists</option>
+                  {o.segments.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
+                </select>
+              </div>
+              <div>
+                <label htmlFor="c-exclude">Leave out members of (optional)</label>
+                <select id="c-exclude" multiple value={exclude} onChange={(e) => setExclude(Array.from(e.target.selectedOptions, (opt) => opt.value))}>
+                  {o.lists.map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}
+                </select>
+              </div>
+            </div>
+            <label htmlFor="c-template">Template (optional: supplies the parts left empty here)</label>
+            <select id="c-template" value={form.templateId} onChange={set('templateId')}>
+              <option value="">none: write the HTML below</option>
+              {o.templates.map((t) => <option key={t.id} value={t.id}>{t.name}</option>)}
             </select>
             <label htmlFor="c-html">HTML</label>
-            <textarea id="c-html" required rows={8} value={form.html} onChange={set('html')} placeholder={'<p>Hi {{ subscriber.name | there }}</p>'} />
+            <textarea id="c-html" required={!form.templateId} rows={8} value={form.html} onChange={set('html')} placeholder={'<p>Hi {{ subscriber.name | there }}</p>'} />
+            <label htmlFor="c-variables">Merge field defaults (JSON object, optional)</label>
+            <textarea id="c-variables" rows={2} value={form.variables} onChange={set('variables')} placeholder={'{"coupon": "WELCOME10"}'} aria-invalid={variablesError ? true : undefined} aria-describedby={variablesError ? 'c-variables-error' : undefined} />
+            {variablesError && <p id="c-variables-error" className="error" role="alert">{variablesError}</p>}
             <div className="grid2">
               <div><label htmlFor="c-tags">Tags (comma separated)</label><input id="c-tags" value={form.tags} onChange={set('tags')} /></div>
               <div><label htmlFor="c-throttle">Throttle (messages per minute, optional)</label><input id="c-throttle" type="number" min={1} max={100000} value={form.throttle} onChange={set('throttle')} /></div>
             </div>
+            <label htmlFor="c-scheduled">Start at (optional; otherwise when you press Send)</label>
+            <input id="c-scheduled" type="datetime-local" value={form.scheduledAt} onChange={set('scheduledAt')} />
             <button type="submit" disabled={create.busy}>Create draft</button>
             {create.error && <ErrorState error={create.error} />}
           </form>
         )}
       </Show>
     </>
+  );
+}
+
+/** POST /campaigns/{id}/test: rendered copies to up to five addresses, with a sample subscriber. */
+function TestSend({ id }: { id: string }) {
+  const [to, setTo] = useState('');
+  const [sent, setSent] = useState<string | null>(null);
+  const action = useAction();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const addresses = to.split(/[\s,;]+/).filter(Boolean);
+    if (await action.run(() => post(`/campaigns/${id}/test`, { to: addresses }))) setSent(`Test copies sent to ${addresses.join(', ')}.`);
+  };
+  return (
+    <form className="card" onSubmit={submit} aria-label="Send a test">
+      <label htmlFor="c-test-to">Send a test to (up to 5 addresses)</label>
+      <input id="c-test-to" required value={to} onChange={(e) => { setTo(e.target.value); setSent(null); }} placeholder="you@example.com, colleague@example.com" />
+      <button type="submit" disabled={action.busy}>Send test</button>
+      {sent && <p role="status">{sent}</p>}
+      {action.error && <ErrorState error={action.error} />}
+    </form>
   );
 }
 
@@ -148,12 +209,14 @@ export function CampaignPage() {
               <h1>{c.name} <Badge value={c.status} /></h1>
               <p className="muted">From {c.from.name ? `${c.from.name} <${c.from.email}>` : c.from.email} · subject “{c.subject}”{c.tags.length > 0 && ` · tags ${c.tags.join(', ')}`}{c.throttle && ` · ${c.throttle}/min`}</p>
               <div className="actions">
-                {c.status === 'draft' && <button type="button" onClick={act('send')} disabled={action.busy}>Send now</button>}
+                {c.status === 'draft' && <button type="button" onClick={act('send')} disabled={action.busy}>{c.scheduledAt && new Date(c.scheduledAt) > new Date() ? 'Schedule' : 'Send now'}</button>}
                 {c.status === 'sending' && <button type="button" onClick={act('pause')} disabled={action.busy}>Pause</button>}
                 {c.status === 'paused' && <button type="button" onClick={act('resume')} disabled={action.busy}>Resume</button>}
                 {['draft', 'scheduled', 'sending', 'paused'].includes(c.status) && <button type="button" className="danger" onClick={act('cancel')} disabled={action.busy}>Cancel campaign</button>}
               </div>
               {action.error && <ErrorState error={action.error} />}
+              {c.scheduledAt && (c.status === 'draft' || c.status === 'scheduled') && <p className="muted">Starts <When at={c.scheduledAt} /></p>}
+              {c.status === 'draft' && <TestSend id={c.id} />}
               {c.pauseReason && <p className="error" role="status">Paused: {c.pauseReason.replaceAll('_', ' ')}.</p>}
               {c.status !== 'draft' && <CampaignProgress p={c.progress} status={c.status} />}
               {c.status !== 'draft' && <CampaignReport c={c} />}
