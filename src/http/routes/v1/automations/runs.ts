@@ -27,7 +27,7 @@ export async function automationRunRoutes(fastify: FastifyInstance): Promise<voi
   // across overlapping batches (keyOf), and each request answers only after its commit.
   // One write in flight, not two: a batch costs the same few round trips whatever its size,
   // so letting triggers gather behind the current write halves the queries per trigger; on
-  // the 2-core bench p99 fell from 274 ms to 48 ms at 500/s (docs/benchmarks.md).
+  // the 2-core bench p99 fell from 274 ms to 48–99 ms at 500/s (docs/benchmarks.md).
   const triggers = new GroupCommit<PendingTrigger, TriggerResult>(
     (batch) => withTransaction(pool, (tx) => triggerEvents(tx, batch)),
     { maxBatch: 200, maxInFlight: 1, keyOf: (t) => `${t.accountId} ${t.emailKey}` },
