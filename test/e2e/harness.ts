@@ -109,7 +109,15 @@ export class PageProblems {
   private onArrival: (() => void) | null = null;
 
   watch(page: Page): void {
-    page.on('console', (m) => { if (m.type() === 'error') this.add(`console error: ${m.text()}`); });
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      // Chrome logs every 4xx/5xx answer once more as a console error without its URL; the
+      // response listener below already records it with method and URL, so the copy is left out
+      // (two expected 422s gave two identical console lines, and the second could arrive after
+      // the expected window had closed).
+      if (/^Failed to load resource: the server responded with a status of \d+/.test(m.text())) return;
+      this.add(`console error: ${m.text()}`);
+    });
     page.on('pageerror', (e) => this.add(`uncaught: ${e.message}`));
     page.on('requestfailed', (r) => {
       // A navigation away cancels requests still in flight; that is not a failure of the app.
