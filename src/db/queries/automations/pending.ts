@@ -1,4 +1,5 @@
 import type { Queryable } from '../../pool.js';
+import { takeOldest } from './queue.js';
 
 export interface PendingTriggerRow {
   seq: number;
@@ -57,11 +58,5 @@ export async function queueBuiltInEvents(db: Queryable, accountId: string, event
  * SKIP LOCKED lets workers take side by side.
  */
 export async function takePendingTriggers(db: Queryable, limit: number): Promise<PendingTriggerRow[]> {
-  const { rows } = await db.query<PendingTriggerRow>(
-    `DELETE FROM automation_pending_triggers
-      WHERE seq IN (SELECT seq FROM automation_pending_triggers ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING *`,
-    [limit],
-  );
-  return rows.map((r) => ({ ...r, seq: Number(r.seq) })).sort((a, b) => a.seq - b.seq);
+  return takeOldest<PendingTriggerRow>(db, 'automation_pending_triggers', 'seq', limit);
 }

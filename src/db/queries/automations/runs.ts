@@ -1,4 +1,5 @@
 import type { Queryable } from '../../pool.js';
+import { takeOldest } from './queue.js';
 
 export type RunStatus = 'active' | 'waiting' | 'completed' | 'exited' | 'failed';
 
@@ -258,13 +259,7 @@ export interface QueuedAutomationEvent {
  * if handling fails, the rollback puts them back. SKIP LOCKED lets workers take side by side.
  */
 export async function takeQueuedEvents(db: Queryable, limit: number): Promise<QueuedAutomationEvent[]> {
-  const { rows } = await db.query<QueuedAutomationEvent>(
-    `DELETE FROM automation_event_queue
-      WHERE event_seq IN (SELECT event_seq FROM automation_event_queue ORDER BY event_seq LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING *`,
-    [limit],
-  );
-  return rows.map((r) => ({ ...r, event_seq: Number(r.event_seq) })).sort((a, b) => a.event_seq - b.event_seq);
+  return takeOldest<QueuedAutomationEvent>(db, 'automation_event_queue', 'event_seq', limit);
 }
 
 /**
