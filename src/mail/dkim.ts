@@ -95,6 +95,10 @@ export async function signMessage(
   opts: { domain: string; keys: DkimSigningKey[]; signTime?: Date },
 ): Promise<Buffer> {
   if (opts.keys.length === 0) throw new DkimSignError('no DKIM keys given', []);
+  // Always a fixed t=: without signTime mailauth reads the clock once for the header it signs
+  // and again for the header it writes, and a second boundary between the two (an RSA signing
+  // takes milliseconds) gives a signature that cannot verify.
+  const signTime = opts.signTime ?? new Date();
   const signatureData: DKIMSignOptions[] = opts.keys.map((k) => ({
     signingDomain: opts.domain,
     selector: k.selector,
@@ -105,7 +109,7 @@ export async function signMessage(
   const result = await dkimSign(raw, {
     // mailauth reads headerList as a colon-separated string (its typings say string[]).
     headerList: DKIM_SIGNED_HEADERS.join(':') as unknown as string[],
-    signTime: opts.signTime,
+    signTime,
     signatureData,
   } as DKIMSignOptions);
   const failures = (result.errors ?? []).map((e) => {
