@@ -11,8 +11,8 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { createAccount } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/apiKeys.js';
-import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains.js';
+import { createApiKey } from '../src/domain/keys/api-keys.js';
+import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains/domains.js';
 import { parseDuration } from '../src/domain/automations/definition.js';
 import { freePort } from '../src/db/embedded.js';
 import { percentile, startCluster } from './lib/server.js';

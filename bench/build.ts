@@ -8,8 +8,8 @@
  */
 import { parseArgs } from 'node:util';
 import { generateDkimKeyPair } from '../src/mail/dkim.js';
-import { buildMessage } from '../src/domain/message-build.js';
-import { TrackingLinks } from '../src/domain/tracking-links.js';
+import { buildMessage } from '../src/domain/sending/message-build.js';
+import { TrackingLinks } from '../src/domain/tracking/links.js';
 import type { MessageRow } from '../src/db/queries/messages.js';
 
 const { values } = parseArgs({ options: { messages: { type: 'string', default: '2000' }, 'same-content': { type: 'boolean', default: false } } });

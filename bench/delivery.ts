@@ -20,8 +20,8 @@
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
 import { createAccount } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/apiKeys.js';
-import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains.js';
+import { createApiKey } from '../src/domain/keys/api-keys.js';
+import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains/domains.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { percentile, startCluster } from './lib/server.js';
 

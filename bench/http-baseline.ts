@@ -9,7 +9,7 @@
 import autocannon from 'autocannon';
 import { parseArgs } from 'node:util';
 import { createAccount } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/apiKeys.js';
+import { createApiKey } from '../src/domain/keys/api-keys.js';
 import { startCluster } from './lib/server.js';
 
 const { values } = parseArgs({ options: { connections: { type: 'string', default: '50' }, duration: { type: 'string', default: '10' } } });

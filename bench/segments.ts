@@ -20,9 +20,9 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/open.js';
 import { createAccount } from '../src/domain/accounts.js';
-import { createList } from '../src/domain/lists.js';
-import { parseSegmentDefinition } from '../src/domain/segment-sql.js';
-import { countSegment, createSegment, listSegments } from '../src/domain/segments.js';
+import { createList } from '../src/domain/audience/lists.js';
+import { parseSegmentDefinition } from '../src/domain/audience/segment-sql.js';
+import { countSegment, createSegment, listSegments } from '../src/domain/audience/segments.js';
 
 const { values } = parseArgs({
   options: { subscribers: { type: 'string', default: '100000' }, events: { type: 'string', default: '300000' }, runs: { type: 'string', default: '7' }, 'events-index': { type: 'boolean', default: false } },

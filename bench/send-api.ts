@@ -9,8 +9,8 @@
 import autocannon from 'autocannon';
 import { parseArgs } from 'node:util';
 import { createAccount } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/apiKeys.js';
-import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains.js';
+import { createApiKey } from '../src/domain/keys/api-keys.js';
+import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains/domains.js';
 import { startCluster } from './lib/server.js';
 
 const { values } = parseArgs({ options: { connections: { type: 'string', default: '32' }, duration: { type: 'string', default: '10' } } });

@@ -22,7 +22,7 @@ import { notifySoon } from '../src/db/notify.js';
 import { openDatabase } from '../src/db/open.js';
 import { createAccount } from '../src/domain/accounts.js';
 import { recordEvents, type NewEvent } from '../src/domain/events.js';
-import { createHook } from '../src/domain/hooks.js';
+import { createHook } from '../src/domain/webhooks/hooks.js';
 import { startWebhookDispatcher } from '../src/workers/webhooks.js';
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '50000' }, 'latency-events': { type: 'string', default: '200' }, rate: { type: 'string', default: '20' } } });

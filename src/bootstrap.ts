@@ -2,7 +2,7 @@ import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
 import { countAccounts } from './db/queries/accounts.js';
 import { createAccount } from './domain/accounts.js';
-import { createApiKey } from './domain/apiKeys.js';
+import { createApiKey } from './domain/keys/api-keys.js';
 import { withTransaction } from './db/pool.js';
 import { createSignInLink, createUser, signInLinkUrl } from './domain/users/users.js';
 

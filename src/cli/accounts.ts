@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { allAccounts, createAccount } from '../domain/accounts.js';
-import { createApiKey, keysOfAccount, revokeKey } from '../domain/apiKeys.js';
+import { createApiKey, keysOfAccount, revokeKey } from '../domain/keys/api-keys.js';
 import { output, table, withDatabase } from './context.js';
 
 function positiveInt(v: string): number {

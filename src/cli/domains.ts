@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { requireAccount } from '../domain/accounts.js';
 import {
   accountOfDomain, createDomain, dnsTargetsOf, domainsOfAccount, forceVerifyDomain, getDomain, verifyDomain, type Domain,
-} from '../domain/domains.js';
+} from '../domain/domains/domains.js';
 import { createMailDns } from '../mail/dns.js';
 import { output, table, withDatabase } from './context.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { accountOfHook, enableHook } from '../domain/hooks.js';
+import { accountOfHook, enableHook } from '../domain/webhooks/hooks.js';
 import { output, withDatabase } from './context.js';
 
 /** `postline hooks enable HOOK_ID`: the operator's way to revive a disabled webhook (also POST /api/v1/hooks/{id}/enable). */

@@ -3,8 +3,8 @@ import { extname } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import type { Pool } from '../db/pool.js';
-import { createImport, getImport, runImport, type ImportSource, type SubscriberImport } from '../domain/imports.js';
-import { accountOfList } from '../domain/lists.js';
+import { createImport, getImport, runImport, type ImportSource, type SubscriberImport } from '../domain/audience/imports.js';
+import { accountOfList } from '../domain/audience/lists.js';
 import { output, withDatabase } from './context.js';
 
 interface Reporter {

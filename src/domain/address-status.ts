@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool.js';
 import { exitRunsOnUnsubscribe, fireBuiltInEvent } from './automations/trigger.js';
-import { applySuppressionToSubscribers, reactivateSubscribers } from './subscribers.js';
+import { applySuppressionToSubscribers, reactivateSubscribers } from './audience/subscribers.js';
 import { suppress, suppressMany, unsuppress, type SuppressionEntry, type SuppressionReason } from './suppression.js';
 
 /**

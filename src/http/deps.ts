@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
-import type { AuthContext } from '../domain/apiKeys.js';
-import type { VerifiedKeyCache } from '../domain/key-cache.js';
+import type { AuthContext } from '../domain/keys/api-keys.js';
+import type { VerifiedKeyCache } from '../domain/keys/key-cache.js';
 
 /** What route handlers may use. Passed in, so tests boot the production app on their own database and clock. */
 export interface AppDeps {
@@ -16,7 +16,7 @@ export interface AppDeps {
 declare module 'fastify' {
   interface FastifyInstance {
     deps: AppDeps;
-    /** This process's verified API keys (domain/key-cache.ts); a revocation here forgets the key. */
+    /** This process's verified API keys (domain/keys/key-cache.ts); a revocation here forgets the key. */
     keyCache: VerifiedKeyCache;
   }
   interface FastifyRequest {

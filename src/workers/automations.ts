@@ -1,7 +1,7 @@
 import { runDueAutomations, ENGINE_BATCH, type EngineDeps } from '../domain/automations/engine.js';
 import { EVENT_BATCH, handleAutomationEvents } from '../domain/automations/events.js';
 import { PENDING_BATCH, runPendingTriggers } from '../domain/automations/pending.js';
-import { TrackingLinks } from '../domain/tracking-links.js';
+import { TrackingLinks } from '../domain/tracking/links.js';
 import { startLoop, type Loop } from './loop.js';
 import type { Notifications } from './notifications.js';
 import type { WorkerDeps } from './index.js';

@@ -5,7 +5,7 @@ import { purgeSignInState } from '../db/queries/sessions.js';
 import { throttleWindowStart } from '../domain/users/throttle.js';
 import type { Queryable } from '../db/pool.js';
 import type { Clock } from '../clock.js';
-import { rateWindowStart } from '../domain/apiKeys.js';
+import { rateWindowStart } from '../domain/keys/api-keys.js';
 
 export const DELIVERY_LOG_DAYS = 30;
 

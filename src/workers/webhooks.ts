@@ -13,8 +13,8 @@ import type { Pool } from '../db/pool.js';
 import { toApiEvent, type ApiEvent } from '../domain/events.js';
 import {
   BATCH_SIZE, classifyAttempt, describeResult, hookSecret, REQUEST_TIMEOUT_MS, webhookRequest,
-} from '../domain/hooks.js';
-import { guardedPost, type PostResult, type Resolver } from '../domain/ssrf.js';
+} from '../domain/webhooks/hooks.js';
+import { guardedPost, type PostResult, type Resolver } from '../domain/webhooks/ssrf.js';
 import { newId } from '../ids.js';
 import { claimDueHooks, completeHookBatch, loadHookBatch, type BatchOutcome, type ClaimedHook } from '../queue/webhooks.js';
 import { startLoop, type Loop } from './loop.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { withTransaction } from '../../src/db/pool.js';
 import {
   CONFIRMATION_TTL_DAYS, confirmationUrl, markConfirmationsSent, pendingConfirmations, type PendingConfirmation,
-} from '../../src/domain/double-opt-in.js';
+} from '../../src/domain/audience/double-opt-in.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 import { client, makeList, makeSubscriber } from './helpers.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { IMPORT_MAX_ROWS, runImport, runPendingImports } from '../../src/domain/imports.js';
+import { IMPORT_MAX_ROWS, runImport, runPendingImports } from '../../src/domain/audience/imports.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
 import { allPages, client, makeList, makeSubscriber, type Json } from './helpers.js';

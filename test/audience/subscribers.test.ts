@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootApp, createTestAccount } from '../helpers/app.js';
-import { applySuppressionToSubscribers, reactivateSubscribers } from '../../src/domain/subscribers.js';
+import { applySuppressionToSubscribers, reactivateSubscribers } from '../../src/domain/audience/subscribers.js';
 import { allPages, client, makeList, makeSubscriber } from './helpers.js';
 
 const { app, pool } = await bootApp();

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runPendingImports } from '../../src/domain/imports.js';
+import { runPendingImports } from '../../src/domain/audience/imports.js';
 import { bootApp, createTestAccount, ManualClock } from '../helpers/app.js';
 import { makeList } from '../audience/helpers.js';
 import { automationAccount, DAY, engineOf, makeAutomation, type Json } from './helpers.js';

@@ -27,7 +27,7 @@ export async function makeAutomation(api: ReturnType<typeof client>, body: Recor
 import { runDueAutomations } from '../../src/domain/automations/engine.js';
 import { handleAutomationEvents } from '../../src/domain/automations/events.js';
 import { runPendingTriggers } from '../../src/domain/automations/pending.js';
-import { TrackingLinks } from '../../src/domain/tracking-links.js';
+import { TrackingLinks } from '../../src/domain/tracking/links.js';
 import type { Clock } from '../../src/clock.js';
 
 /** Runs the engine and the event handler until nothing is due: what the worker loops do. */

@@ -7,7 +7,7 @@ import { fanOutBatch, planBatch } from '../../src/domain/campaigns/fanout.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { claimFanOut } from '../../src/db/queries/campaigns/fanout.js';
 import { compileTemplate } from '../../src/templates/index.js';
-import { TrackingLinks } from '../../src/domain/tracking-links.js';
+import { TrackingLinks } from '../../src/domain/tracking/links.js';
 import { RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 import { api, campaignBody, seedList, type Json } from './helpers.js';
 

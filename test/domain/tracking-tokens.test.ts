@@ -13,7 +13,7 @@ import {
   verifyOpenToken,
   verifyPayload,
   verifyUnsubscribeToken,
-} from '../../src/domain/tracking-tokens.js';
+} from '../../src/domain/tracking/tokens.js';
 
 const KEY = crypto.randomBytes(32);
 const OTHER_KEY = crypto.randomBytes(32);

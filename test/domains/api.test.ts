@@ -1,6 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadSigningKeys } from '../../src/domain/domains.js';
+import { loadSigningKeys } from '../../src/domain/domains/domains.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 

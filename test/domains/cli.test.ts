@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../../src/domain/accounts.js';
-import { createDomain, findSendingDomain, type Domain } from '../../src/domain/domains.js';
+import { createDomain, findSendingDomain, type Domain } from '../../src/domain/domains/domains.js';
 import { bootApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
 import { startDnsServer } from '../helpers/dns-server.js';

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../src/errors.js';
-import { bounceDomainFor, MAX_DOMAIN_NAME, newSelectors, normalizeDomainName } from '../../src/domain/domain-name.js';
-import { compareDkim, compareDmarc, compareHost, compareSpf, expectedRecords, spfRecordValue } from '../../src/domain/domain-records.js';
+import { bounceDomainFor, MAX_DOMAIN_NAME, newSelectors, normalizeDomainName } from '../../src/domain/domains/name.js';
+import { compareDkim, compareDmarc, compareHost, compareSpf, expectedRecords, spfRecordValue } from '../../src/domain/domains/records.js';
 import { dkimRecordName } from '../../src/mail/dkim.js';
 
 /** A name of exactly n characters (n ≥ 200) made of labels no longer than 63. */

@@ -1,7 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dkimVerify } from 'mailauth';
-import { findSendingDomain, forceVerifyDomain, loadSigningKeys } from '../../src/domain/domains.js';
+import { findSendingDomain, forceVerifyDomain, loadSigningKeys } from '../../src/domain/domains/domains.js';
 import { dkimTxtRecord, generateDkimKeyPair, signMessage } from '../../src/mail/dkim.js';
 import { createResolver, toMailauthResolver } from '../../src/mail/dns.js';
 import { bootApp, createTestAccount, ManualClock } from '../helpers/app.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createApiKey, revokeKey } from '../../src/domain/apiKeys.js';
-import { KEY_CACHE_MS } from '../../src/domain/key-cache.js';
+import { createApiKey, revokeKey } from '../../src/domain/keys/api-keys.js';
+import { KEY_CACHE_MS } from '../../src/domain/keys/key-cache.js';
 import { bootApp, createTestAccount, ManualClock } from '../helpers/app.js';
 
 // Issue 16: verified keys are trusted per process for KEY_CACHE_MS. Two app instances on one

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createApiKey } from '../../src/domain/apiKeys.js';
+import { createApiKey } from '../../src/domain/keys/api-keys.js';
 import { bootApp, createTestAccount, ManualClock } from '../helpers/app.js';
 
 const clock = new ManualClock('2026-11-20T10:00:00.000Z');

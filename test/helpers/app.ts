@@ -7,7 +7,7 @@ import { ManualClock, systemClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Pool } from '../../src/db/pool.js';
 import { createAccount } from '../../src/domain/accounts.js';
-import { createApiKey } from '../../src/domain/apiKeys.js';
+import { createApiKey } from '../../src/domain/keys/api-keys.js';
 import { buildApp } from '../../src/http/app.js';
 import { testDatabase } from './db.js';
 

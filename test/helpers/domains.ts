@@ -1,6 +1,6 @@
 import type { Pool } from '../../src/db/pool.js';
 import { selectDomainById } from '../../src/db/queries/domains.js';
-import { createDomain, forceVerifyDomain } from '../../src/domain/domains.js';
+import { createDomain, forceVerifyDomain } from '../../src/domain/domains/domains.js';
 import { dkimRecordName } from '../../src/mail/dkim.js';
 
 export interface VerifiedTestDomain {

@@ -3,7 +3,7 @@ import { authenticate } from 'mailauth';
 import pino from 'pino';
 import type { Response as LightMyRequestResponse } from 'light-my-request';
 import type { Clock } from '../../src/clock.js';
-import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../../src/domain/domains.js';
+import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../../src/domain/domains/domains.js';
 import { createResolver, toMailauthResolver } from '../../src/mail/dns.js';
 import { DeliveryEngine, DEFAULT_DELIVERY_OPTIONS, type DeliveryOptions } from '../../src/workers/delivery.js';
 import { bootApp, createTestAccount, type TestAccount, type TestApp } from './app.js';

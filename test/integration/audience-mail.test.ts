@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { simpleParser } from 'mailparser';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.js';
-import { TrackingLinks } from '../../src/domain/tracking-links.js';
+import { TrackingLinks } from '../../src/domain/tracking/links.js';
 import { runConfirmationMails } from '../../src/workers/index.js';
 import { basicEmail, RECIPIENT_DOMAIN, SENDER_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 

@@ -167,7 +167,7 @@ test('cc and bcc: the list shows one entry per send; ?to= finds a cc recipient; 
   assert.equal(byCc.data[0].to, at('max'));
 
   const small = await createTestAccount(pool, 'Small', 3);
-  const { createDomain, dnsTargetsOf, forceVerifyDomain } = await import('../../src/domain/domains.js');
+  const { createDomain, dnsTargetsOf, forceVerifyDomain } = await import('../../src/domain/domains/domains.js');
   const d = await createDomain(pool, { accountId: small.accountId, name: SENDER_DOMAIN, now: clock.now() }, { secret: env.config.secret, targets: dnsTargetsOf(env.config) });
   await forceVerifyDomain(pool, d.id, clock.now());
   const four = await env.send(basicEmail({ to: at('n1'), cc: [at('n2'), at('n3')], bcc: [at('n4')] }), small.live);

@@ -144,7 +144,7 @@ test('send: limits: subject 998 bytes ok, 999 refused; scheduledAt up to 30 days
 
 test('send: monthly quota: the last message fits, the next is 429 quota_exceeded with Retry-After to the 1st', async () => {
   const small = await createTestAccount(pool, 'Small', 3);
-  const { createDomain, dnsTargetsOf, forceVerifyDomain } = await import('../../src/domain/domains.js');
+  const { createDomain, dnsTargetsOf, forceVerifyDomain } = await import('../../src/domain/domains/domains.js');
   const d = await createDomain(pool, { accountId: small.accountId, name: 'small.test', now: clock.now() }, { secret: env.config.secret, targets: dnsTargetsOf(env.config) });
   await forceVerifyDomain(pool, d.id, clock.now());
   const mail = basicEmail({ from: { email: 'hi@small.test' } });

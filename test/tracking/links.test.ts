@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
-import { TrackingLinks } from '../../src/domain/tracking-links.js';
-import { signOpenToken, signPayload, TOKEN_KINDS, verifyClickToken } from '../../src/domain/tracking-tokens.js';
+import { TrackingLinks } from '../../src/domain/tracking/links.js';
+import { signOpenToken, signPayload, TOKEN_KINDS, verifyClickToken } from '../../src/domain/tracking/tokens.js';
 import type { Pool } from '../../src/db/pool.js';
 import { insertClickEvents, insertOpenEvents } from '../../src/db/queries/tracking.js';
 import { newId } from '../../src/ids.js';

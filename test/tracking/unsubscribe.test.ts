@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
-import { TrackingLinks } from '../../src/domain/tracking-links.js';
-import { signUnsubscribeToken, verifyUnsubscribeToken } from '../../src/domain/tracking-tokens.js';
+import { TrackingLinks } from '../../src/domain/tracking/links.js';
+import { signUnsubscribeToken, verifyUnsubscribeToken } from '../../src/domain/tracking/tokens.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 import { eventsOf, follow, linksOf, receivedBy, sendAndDeliver, tokenOf } from './received.js';
 

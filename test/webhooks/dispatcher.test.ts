@@ -6,11 +6,11 @@ import { startWebhookReceiver, type WebhookEvent, type WebhookReceiver } from '.
 import { freePort } from '../../src/db/embedded.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { recordEvents, type EventType } from '../../src/domain/events.js';
-import { RETRY_SCHEDULE_MS } from '../../src/domain/hooks.js';
+import { RETRY_SCHEDULE_MS } from '../../src/domain/webhooks/hooks.js';
 import { claimDueHooks, loadHookBatch } from '../../src/queue/webhooks.js';
 import { dispatchOnce, type DispatchOptions } from '../../src/workers/webhooks.js';
-import { guardedPost } from '../../src/domain/ssrf.js';
-import { webhookRequest, hookSecret } from '../../src/domain/hooks.js';
+import { guardedPost } from '../../src/domain/webhooks/ssrf.js';
+import { webhookRequest, hookSecret } from '../../src/domain/webhooks/hooks.js';
 import { toApiEvent } from '../../src/domain/events.js';
 
 const clock = new ManualClock('2026-11-20T10:00:00.000Z');

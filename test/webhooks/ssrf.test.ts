@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { bootApp, createTestAccount, ManualClock } from '../helpers/app.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 import { recordEvents } from '../../src/domain/events.js';
-import { validateHookUrl } from '../../src/domain/hooks.js';
-import { forbiddenAddressReason, guardedPost, type Resolver } from '../../src/domain/ssrf.js';
+import { validateHookUrl } from '../../src/domain/webhooks/hooks.js';
+import { forbiddenAddressReason, guardedPost, type Resolver } from '../../src/domain/webhooks/ssrf.js';
 import { dispatchOnce } from '../../src/workers/webhooks.js';
 
 const clock = new ManualClock('2026-11-20T10:00:00.000Z');
@@ -84,7 +84,7 @@ test('delivery: the connection goes to the address that was checked, not to a fr
 
 test('delivery: a hook whose target became private is refused at delivery time and retried later', async () => {
   // Inserted directly: the API would have refused it.
-  const { createHook } = await import('../../src/domain/hooks.js');
+  const { createHook } = await import('../../src/domain/webhooks/hooks.js');
   const hook = await createHook(pool, { ...config, webhookAllowPrivate: true }, acme.accountId, { url: receiver.url, events: ['open'] }, clock.now());
   await recordEvents(pool, [{ accountId: acme.accountId, messageId: null, type: 'open', email: 'a@example.com', occurredAt: clock.now() }]);
   const before = receiver.requests.length;
@@ -101,7 +101,7 @@ test('delivery: a hook whose target became private is refused at delivery time a
 test('delivery: a 302 redirect is not followed; the batch fails without retry', async () => {
   const target = await startWebhookReceiver();
   after(() => target.close());
-  const { createHook } = await import('../../src/domain/hooks.js');
+  const { createHook } = await import('../../src/domain/webhooks/hooks.js');
   const open = { ...config, webhookAllowPrivate: true };
   const hook = await createHook(pool, open, acme.accountId, { url: `${receiver.origin}/redirecting`, events: ['click'] }, clock.now());
   receiver.enqueue({ status: 302, headers: { location: `${target.url}?stolen=1` } });

@@ -67,7 +67,7 @@ export interface LiveKeyRow {
 }
 
 // The key lookup of the auth hot path (cached per process for a few seconds, see
-// domain/key-cache.ts): the unrevoked key with this hash and what a request needs of its account.
+// domain/keys/key-cache.ts): the unrevoked key with this hash and what a request needs of its account.
 export async function findLiveKey(db: Queryable, hash: Buffer): Promise<LiveKeyRow | null> {
   const { rows } = await db.query<LiveKeyRow>(
     `SELECT k.id AS key_id, k.account_id, a.name AS account_name, a.monthly_quota, k.mode, k.prefix, k.last_used_at
@@ -79,7 +79,7 @@ export async function findLiveKey(db: Queryable, hash: Buffer): Promise<LiveKeyR
 }
 
 /**
- * Counts many requests in their rate-limit windows in one statement (domain/rate-counter.ts
+ * Counts many requests in their rate-limit windows in one statement (domain/keys/rate-counter.ts
  * group-commits them): each (bucket, window) gets `n` added and the total after the addition
  * is returned. The window row is shared by every API process, so the limit stays global and
  * exact: every request adds exactly one, and the totals a batch returns are its own. Rows are
@@ -100,7 +100,7 @@ export async function addToRateWindows(
   return rows;
 }
 
-// Written at most once a minute per key (see domain/apiKeys.ts) to keep auth read-mostly.
+// Written at most once a minute per key (see domain/keys/api-keys.ts) to keep auth read-mostly.
 export async function touchApiKey(db: Queryable, id: string, at: Date): Promise<void> {
   await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [id, at]);
 }

@@ -8,7 +8,7 @@ import {
 } from '../../db/queries/automations/definitions.js';
 import { invalid, notFound, type FieldError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { findSendingDomain } from '../domains.js';
+import { findSendingDomain } from '../domains/domains.js';
 import {
   AUTOMATION_LIMITS, checkEventName, describePosition, formatPosition, unstorablePath, parseSteps, REENTRY, sendPositions, throwIfErrors,
   type Reentry, type References, type Step,

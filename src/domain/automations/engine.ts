@@ -9,8 +9,8 @@ import {
   claimDueRuns, insertRunSteps, saveRuns, selectRunEngagement, type NewRunStep, type RunRow,
 } from '../../db/queries/automations/runs.js';
 import { AppError } from '../../errors.js';
-import { findSendingDomain, type SendingDomain } from '../domains.js';
-import type { TrackingLinks } from '../tracking-links.js';
+import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
+import type { TrackingLinks } from '../tracking/links.js';
 import {
   enterBranch, formatPosition, nextPosition, parseDuration, parsePosition, stepAt, type Position, type Step,
 } from './definition.js';

@@ -1,5 +1,5 @@
 import type { FieldError } from '../../errors.js';
-import { SEGMENT_LIMITS } from '../segment-sql.js';
+import { SEGMENT_LIMITS } from '../audience/segment-sql.js';
 
 /**
  * The rule language of automations: the segments' shape — `{match: "all"|"any", conditions}`

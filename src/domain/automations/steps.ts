@@ -3,10 +3,10 @@ import type { PoolClient } from '../../db/pool.js';
 import { insertAutomationSend, type RunRow } from '../../db/queries/automations/runs.js';
 import { selectSubscriberByKey, selectSuppressionReason } from '../../db/queries/subscribers.js';
 import { AppError } from '../../errors.js';
-import type { SendingDomain } from '../domains.js';
-import { sendEmail } from '../sending.js';
-import { upsertSubscriber, updateSubscriber } from '../subscribers.js';
-import type { TrackingLinks } from '../tracking-links.js';
+import type { SendingDomain } from '../domains/domains.js';
+import { sendEmail } from '../sending/sending.js';
+import { upsertSubscriber, updateSubscriber } from '../audience/subscribers.js';
+import type { TrackingLinks } from '../tracking/links.js';
 import type { SendStep, UpdateSubscriberStep } from './definition.js';
 
 /** The steps with effects outside the run: sending a message, changing the subscriber. */

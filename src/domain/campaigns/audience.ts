@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/pool.js';
 import type { CampaignRow } from '../../db/queries/campaigns/campaigns.js';
 import { countAudience, setAudienceSize, type AudienceFilter } from '../../db/queries/campaigns/fanout.js';
 import { selectSegment } from '../../db/queries/segments.js';
-import { compileSegment, parseSegmentDefinition, SqlParams } from '../segment-sql.js';
+import { compileSegment, parseSegmentDefinition, SqlParams } from '../audience/segment-sql.js';
 
 /** The audience as SQL over `subscribers s`: in a list, not in an excluded list, in the segment. */
 export async function audienceFilter(db: Queryable, c: Pick<CampaignRow, 'account_id' | 'audience'>, now: Date): Promise<AudienceFilter> {

@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/pool.js';
 import { selectCampaignContent } from '../../db/queries/campaigns/campaigns.js';
 import type { MessageRow } from '../../db/queries/messages.js';
 import { compileTemplate, renderTemplate, type Template } from '../../templates/index.js';
-import type { TrackingLinks } from '../tracking-links.js';
+import type { TrackingLinks } from '../tracking/links.js';
 import { mergeVariables, SAMPLE_SUBSCRIBER } from './definition.js';
 
 interface CompiledCampaign {

@@ -5,10 +5,10 @@ import { AppError, type FieldError } from '../../errors.js';
 import { hasPrefix } from '../../ids.js';
 import { validateComposeInput } from '../../mail/compose.js';
 import { compileTemplate, renderTemplate, type Template } from '../../templates/index.js';
-import { findSendingDomain, type SendingDomain } from '../domains.js';
+import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import { parseEmailAddress } from '../email-address.js';
-import { requireLists } from '../lists.js';
-import { SEND_LIMITS } from '../send-input.js';
+import { requireLists } from '../audience/lists.js';
+import { SEND_LIMITS } from '../sending/send-input.js';
 import { getTemplate, requireTemplateForSend, type CompiledTemplate } from '../templates.js';
 
 /**

@@ -10,7 +10,7 @@ import {
 } from '../../db/queries/campaigns/fanout.js';
 import { newId } from '../../ids.js';
 import { compileTemplate, renderTemplate, type Template } from '../../templates/index.js';
-import { monthOf } from '../sending.js';
+import { monthOf } from '../sending/sending.js';
 import { audienceFilter, countRecipients } from './audience.js';
 import { pauseLocked, throttleInterval } from './lifecycle.js';
 

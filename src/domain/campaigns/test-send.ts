@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/pool.js';
 import type { CampaignRow } from '../../db/queries/campaigns/campaigns.js';
 import { selectRecipientBatch } from '../../db/queries/campaigns/fanout.js';
-import { sendEmail, type SendContext, type SendResult } from '../sending.js';
+import { sendEmail, type SendContext, type SendResult } from '../sending/sending.js';
 import { SAMPLE_SUBSCRIBER } from './definition.js';
 import { audienceFilter } from './audience.js';
 

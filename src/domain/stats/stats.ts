@@ -4,7 +4,7 @@ import { monthlyUsage } from '../../db/queries/messages.js';
 import { selectDailyCounters, type CounterRow } from '../../db/queries/stats.js';
 import { invalid } from '../../errors.js';
 import { hasPrefix } from '../../ids.js';
-import { monthOf, quotaResetsAt } from '../sending.js';
+import { monthOf, quotaResetsAt } from '../sending/sending.js';
 import { addCounters, ratesOf, toCounts, ZERO_COUNTS, type Counts, type Rates } from './counters.js';
 import { evaluateHealth, type Health } from '../account-health.js';
 

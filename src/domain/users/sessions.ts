@@ -5,7 +5,7 @@ import {
 } from '../../db/queries/sessions.js';
 import { consumeSignInLink, findUserByEmail, type UserRow } from '../../db/queries/users.js';
 import { AppError } from '../../errors.js';
-import { rateWindowStart, type AuthContext } from '../apiKeys.js';
+import { rateWindowStart, type AuthContext } from '../keys/api-keys.js';
 import { verifyPassword } from './passwords.js';
 import { assertNotThrottled, recordFailure, recordSuccess, throttleBuckets } from './throttle.js';
 import { hashToken, parseUserEmail } from './users.js';

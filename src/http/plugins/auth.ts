@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { authenticate, RATE_WINDOW_MS, rateWindowStart } from '../../domain/apiKeys.js';
-import { VerifiedKeyCache } from '../../domain/key-cache.js';
-import { RateCounter } from '../../domain/rate-counter.js';
+import { authenticate, RATE_WINDOW_MS, rateWindowStart } from '../../domain/keys/api-keys.js';
+import { VerifiedKeyCache } from '../../domain/keys/key-cache.js';
+import { RateCounter } from '../../domain/keys/rate-counter.js';
 import { authenticateSession, CSRF_HEADER, csrfMatches, SESSION_COOKIE } from '../../domain/users/sessions.js';
 import { AppError } from '../../errors.js';
 
@@ -24,8 +24,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * is accepted, and then every state-changing request must carry the session's CSRF token in
  * X-CSRF-Token — whatever its Origin, so no cross-site form or misconfigured proxy can
  * write with a person's cookie. Verified keys are cached per process for a few seconds
- * (`app.keyCache`, domain/key-cache.ts) and requests are counted in group-committed batches
- * (domain/rate-counter.ts), exact across processes; the RateLimit-* headers go on every
+ * (`app.keyCache`, domain/keys/key-cache.ts) and requests are counted in group-committed batches
+ * (domain/keys/rate-counter.ts), exact across processes; the RateLimit-* headers go on every
  * authenticated response, and the 601st request in a window gets 429.
  */
 export const authPlugin = fp(async (app: FastifyInstance) => {

@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   clickTarget, createTrackingDeps, describeUnsubscribe, recordClick, recordOpen, unsubscribeByToken,
   type TrackingDeps, type UnsubscribeTarget, type Visit,
-} from '../../domain/tracking.js';
-import { TrackingLinks } from '../../domain/tracking-links.js';
-import { verifyOpenToken } from '../../domain/tracking-tokens.js';
+} from '../../domain/tracking/tracking.js';
+import { TrackingLinks } from '../../domain/tracking/links.js';
+import { verifyOpenToken } from '../../domain/tracking/tokens.js';
 import { notFound } from '../../errors.js';
 import { escapeHtml } from '../../templates/index.js';
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { CAMPAIGN_LIMITS } from '../../../domain/campaigns/definition.js';
-import { SEND_LIMITS } from '../../../domain/send-input.js';
+import { SEND_LIMITS } from '../../../domain/sending/send-input.js';
 import { problemResponse } from '../../problem.js';
 import { SandboxFlag } from './audience-common.js';
 import { COUNT_NAMES, type CountName } from '../../../domain/stats/counters.js';

@@ -10,7 +10,7 @@ import {
 } from '../../../domain/campaigns/lifecycle.js';
 import { loadCampaignReport } from '../../../domain/campaigns/report.js';
 import { sendCampaignTest, TEST_SEND_MAX } from '../../../domain/campaigns/test-send.js';
-import { TrackingLinks } from '../../../domain/tracking-links.js';
+import { TrackingLinks } from '../../../domain/tracking/links.js';
 import { ListQuery, listResponse } from '../../pagination.js';
 import { problemBody } from '../../problem.js';
 import { AppError } from '../../../errors.js';

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
   createDomain, dnsTargetsOf, getDomain, listDomainPage, removeDomain, verifyDomain, verifyTrackingDomain,
-} from '../../../domain/domains.js';
+} from '../../../domain/domains/domains.js';
 import { createMailDns } from '../../../mail/dns.js';
 import { problemResponse } from '../../problem.js';
 

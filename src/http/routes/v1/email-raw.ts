@@ -3,10 +3,10 @@ import { Type } from 'typebox';
 import { getCaptured } from '../../../db/queries/captured.js';
 import { getMessage } from '../../../db/queries/messages.js';
 import { CampaignRenderer } from '../../../domain/campaigns/content.js';
-import { bounceDomainFor } from '../../../domain/domain-name.js';
-import { loadSigningKeys } from '../../../domain/domains.js';
-import { buildMessage } from '../../../domain/message-build.js';
-import { TrackingLinks } from '../../../domain/tracking-links.js';
+import { bounceDomainFor } from '../../../domain/domains/name.js';
+import { loadSigningKeys } from '../../../domain/domains/domains.js';
+import { buildMessage } from '../../../domain/sending/message-build.js';
+import { TrackingLinks } from '../../../domain/tracking/links.js';
 import { AppError, notFound } from '../../../errors.js';
 import { deriveKey } from '../../../mail/keyring.js';
 

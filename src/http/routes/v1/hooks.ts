@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { EVENT_TYPES, type EventType } from '../../../domain/events.js';
 import {
   createHook, deleteHook, enableHook, EVENT_SHORT_NAMES, getHook, listHookDeliveries, listHooks, rotateHookSecret, sendTestDelivery,
-} from '../../../domain/hooks.js';
+} from '../../../domain/webhooks/hooks.js';
 import { problemResponse } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);

@@ -4,7 +4,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createImport, getImport, IMPORT_MAX_ROWS, listImports, simulateImport, type ImportSource } from '../../../domain/imports.js';
+import { createImport, getImport, IMPORT_MAX_ROWS, listImports, simulateImport, type ImportSource } from '../../../domain/audience/imports.js';
 import { AppError, invalid } from '../../../errors.js';
 import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
 
@@ -76,7 +76,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/subscribers/import', {
     bodyLimit: IMPORT_BODY_LIMIT,
-    // A row with NUL is reported as that row's error (domain/imports.ts), not the file's.
+    // A row with NUL is reported as that row's error (domain/audience/imports.ts), not the file's.
     config: { bodyTextCheckedByHandler: ['subscribers', 'csv', ''] },
     schema: {
       operationId: 'importSubscribers',

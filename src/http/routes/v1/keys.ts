@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { pageOf } from '../../../db/pagination.js';
-import { createApiKey, pageKeysOfAccount, requireApiKey, revokeKey } from '../../../domain/apiKeys.js';
+import { createApiKey, pageKeysOfAccount, requireApiKey, revokeKey } from '../../../domain/keys/api-keys.js';
 import { ListQuery, listResponse } from '../../pagination.js';
 import { problemResponse } from '../../problem.js';
 import { audienceWrite, SandboxFlag, withSandbox } from './audience-common.js';

@@ -3,7 +3,7 @@ import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createList, deleteList, getList, listLists, updateList } from '../../../domain/lists.js';
+import { createList, deleteList, getList, listLists, updateList } from '../../../domain/audience/lists.js';
 import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
 
 const ListSchema = Type.Object({

@@ -3,14 +3,14 @@ import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { SEGMENT_FIELDS, SEGMENT_OPS } from '../../../domain/segment-sql.js';
-import { countDefinition, createSegment, deleteSegment, getSegment, listSegments, segmentSubscribers, updateSegment } from '../../../domain/segments.js';
+import { SEGMENT_FIELDS, SEGMENT_OPS } from '../../../domain/audience/segment-sql.js';
+import { countDefinition, createSegment, deleteSegment, getSegment, listSegments, segmentSubscribers, updateSegment } from '../../../domain/audience/segments.js';
 import {
   audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, SubscriberSchema, subscriberExample, withSandbox,
 } from './audience-common.js';
 
 // The condition tree is recursive; its exact rules (fields, ops, value types) are checked by
-// domain/segment-sql.ts, which names the offending path in a 422.
+// domain/audience/segment-sql.ts, which names the offending path in a 422.
 const Conditions = Type.Array(Type.Unknown(), {
   maxItems: 200,
   description: `Conditions {field, op, value} or nested groups {match, conditions}. Fields: ${SEGMENT_FIELDS.join(', ')}. `

@@ -3,10 +3,10 @@ import { ListQuery, listResponse } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { confirmByToken } from '../../../domain/double-opt-in.js';
+import { confirmByToken } from '../../../domain/audience/double-opt-in.js';
 import {
   deleteSubscriber, getSubscriber, listSubscribers, updateSubscriber, upsertSubscriber,
-} from '../../../domain/subscribers.js';
+} from '../../../domain/audience/subscribers.js';
 import {
   Attributes, audienceWrite, invalidResponse, notFoundResponse, SubscriberSchema, SubscriberStatusSchema, subscriberExample, withSandbox,
 } from './audience-common.js';

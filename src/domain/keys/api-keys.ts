@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { finishPage, keyset, type Page } from '../db/pagination.js';
-import type { Queryable } from '../db/pool.js';
+import { finishPage, keyset, type Page } from '../../db/pagination.js';
+import type { Queryable } from '../../db/pool.js';
 import {
   findLiveKey, getApiKey, insertApiKey, listApiKeys, pageApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow,
-} from '../db/queries/apiKeys.js';
-import { AppError, notFound } from '../errors.js';
-import { newId } from '../ids.js';
-import { requireAccount } from './accounts.js';
+} from '../../db/queries/apiKeys.js';
+import { AppError, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { requireAccount } from '../accounts.js';
 import type { VerifiedKeyCache } from './key-cache.js';
 import type { RateCounter } from './rate-counter.js';
 

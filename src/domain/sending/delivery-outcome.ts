@@ -1,8 +1,8 @@
-import type { MessageRow } from '../db/queries/messages.js';
-import type { DeliveryResult } from '../mail/classify.js';
-import type { BounceVerdict } from '../mail/bounces/classify.js';
-import type { MessageOutcome } from '../queue/messages.js';
-import type { NewEvent } from './events.js';
+import type { MessageRow } from '../../db/queries/messages.js';
+import type { DeliveryResult } from '../../mail/classify.js';
+import type { BounceVerdict } from '../../mail/bounces/classify.js';
+import type { MessageOutcome } from '../../queue/messages.js';
+import type { NewEvent } from '../events.js';
 
 /** DESIGN.md §8: about 1 min, 5 min, 15 min, 1 h, 4 h, then every 8 h, for up to 72 h. */
 export const RETRY_SCHEDULE_SECONDS = [60, 300, 900, 3600, 14_400, 28_800];

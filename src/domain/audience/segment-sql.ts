@@ -1,4 +1,4 @@
-import { AppError, type FieldError } from '../errors.js';
+import { AppError, type FieldError } from '../../errors.js';
 
 /**
  * Segment definitions and their compilation to SQL.

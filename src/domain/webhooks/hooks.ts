@@ -3,21 +3,21 @@
  * what a hook may subscribe to and point at, how a request is built and signed, and what each
  * answer means for the batch (delivered, retried with backoff, dropped, or the hook disabled).
  */
-import { inSandbox } from '../db/sandbox.js';
-import { notifySoon } from '../db/notify.js';
-import { finishPage, type Page } from '../db/pagination.js';
+import { inSandbox } from '../../db/sandbox.js';
+import { notifySoon } from '../../db/notify.js';
+import { finishPage, type Page } from '../../db/pagination.js';
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
-import { afterCommit, type Queryable } from '../db/pool.js';
+import type { Config } from '../../config.js';
+import { afterCommit, type Queryable } from '../../db/pool.js';
 import {
   deleteHookRow, enableHookRow, insertDelivery, selectHookAccount, insertHook, selectDeliveryPage, selectHook, selectHookPage, updateHookSecret,
   type DeliveryRow, type HookRow,
-} from '../db/queries/hooks.js';
-import { invalid, notFound } from '../errors.js';
-import { newId } from '../ids.js';
-import { decryptSecret, encryptSecret } from '../mail/keyring.js';
-import type { BatchOutcome } from '../queue/webhooks.js';
-import { EVENT_TYPES, type ApiEvent, type EventType } from './events.js';
+} from '../../db/queries/hooks.js';
+import { invalid, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { decryptSecret, encryptSecret } from '../../mail/keyring.js';
+import type { BatchOutcome } from '../../queue/webhooks.js';
+import { EVENT_TYPES, type ApiEvent, type EventType } from '../events.js';
 import { guardedPost, ForbiddenTargetError, resolveAllowedAddresses, type PostResult, type Resolver } from './ssrf.js';
 
 /** Short names accepted in `events` (DESIGN.md §9), each standing for one or more types. */

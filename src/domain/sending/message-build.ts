@@ -1,11 +1,11 @@
-import type { MessageRow } from '../db/queries/messages.js';
-import { composeMessage, htmlToText } from '../mail/compose.js';
-import { signMessage, type DkimSigningKey } from '../mail/dkim.js';
-import { rewriteHtml } from '../mail/html-rewrite.js';
-import { encodeVerp } from '../mail/verp.js';
-import { escapeHtml } from '../templates/index.js';
-import { isTrackableUrl } from './tracking-tokens.js';
-import type { TrackingLinks } from './tracking-links.js';
+import type { MessageRow } from '../../db/queries/messages.js';
+import { composeMessage, htmlToText } from '../../mail/compose.js';
+import { signMessage, type DkimSigningKey } from '../../mail/dkim.js';
+import { rewriteHtml } from '../../mail/html-rewrite.js';
+import { encodeVerp } from '../../mail/verp.js';
+import { escapeHtml } from '../../templates/index.js';
+import { isTrackableUrl } from '../tracking/tokens.js';
+import type { TrackingLinks } from '../tracking/links.js';
 
 export interface SigningInfo {
   domain: string;

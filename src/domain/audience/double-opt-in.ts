@@ -1,9 +1,9 @@
-import type { Queryable } from '../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
 import {
   confirmMembership, markConfirmationsSent as markSentRows, selectPendingConfirmations,
-} from '../db/queries/confirmations.js';
-import { deriveKey } from '../mail/keyring.js';
-import { signPayload, verifyPayload } from './tracking-tokens.js';
+} from '../../db/queries/confirmations.js';
+import { deriveKey } from '../../mail/keyring.js';
+import { signPayload, verifyPayload } from '../tracking/tokens.js';
 
 /**
  * Double opt-in, data side. A new member of a list with `doubleOptIn` is `unconfirmed`, and a
@@ -12,7 +12,7 @@ import { signPayload, verifyPayload } from './tracking-tokens.js';
  * one message per row carrying `confirmUrl`, and closes them with `markConfirmationsSent` in
  * the same transaction. Following the link (GET /confirm/{token}) makes the subscriber active.
  *
- * The link is a signed token (domain/tracking-tokens.ts, kind "d") over subscriber and list
+ * The link is a signed token (domain/tracking/tokens.ts, kind "d") over subscriber and list
  * ids, with a key derived from POSTLINE_SECRET for this purpose only; it expires after
  * CONFIRMATION_TTL_DAYS so an old mail cannot confirm an address years later.
  */

@@ -1,16 +1,16 @@
-import { type Page } from '../db/pagination.js';
-import type { Queryable } from '../db/pool.js';
-import { insertConfirmations } from '../db/queries/confirmations.js';
+import { type Page } from '../../db/pagination.js';
+import type { Queryable } from '../../db/pool.js';
+import { insertConfirmations } from '../../db/queries/confirmations.js';
 import {
   deleteMemberships, deleteSubscriber as deleteSubscriberRow, insertMemberships, selectSubscriberById, selectSubscriberByKey,
   selectSubscriberPage, selectSuppressionReason, updateStatusByKey, updateSubscriber as updateSubscriberRow, upsertSubscribers,
   type SubscriberFilter, type SubscriberRow, type SubscriberStatus,
-} from '../db/queries/subscribers.js';
-import { AppError, notFound, type FieldError } from '../errors.js';
-import { hasPrefix, newId } from '../ids.js';
-import { emailKey, parseEmailAddress } from './email-address.js';
+} from '../../db/queries/subscribers.js';
+import { AppError, notFound, type FieldError } from '../../errors.js';
+import { hasPrefix, newId } from '../../ids.js';
+import { emailKey, parseEmailAddress } from '../email-address.js';
 import { requireLists } from './lists.js';
-import { exitRunsOnUnsubscribe, fireBuiltInEvent } from './automations/trigger.js';
+import { exitRunsOnUnsubscribe, fireBuiltInEvent } from '../automations/trigger.js';
 
 /**
  * Subscribers: one per address and account (matched case-insensitively, DESIGN.md §4), in any
@@ -22,7 +22,7 @@ import { exitRunsOnUnsubscribe, fireBuiltInEvent } from './automations/trigger.j
  * `applySuppressionToSubscribers` / `reactivateSubscribers` when entries come and go.
  */
 
-export type { SubscriberStatus } from '../db/queries/subscribers.js';
+export type { SubscriberStatus } from '../../db/queries/subscribers.js';
 export const SUBSCRIBER_STATUSES: readonly SubscriberStatus[] = ['active', 'unconfirmed', 'unsubscribed', 'bounced', 'complained'];
 /** Statuses a client may set; bounced and complained come only from what mailboxes report. */
 export const SETTABLE_STATUSES: readonly SubscriberStatus[] = ['active', 'unconfirmed', 'unsubscribed'];

@@ -1,11 +1,11 @@
-import { type Page } from '../db/pagination.js';
-import type { Queryable } from '../db/pool.js';
+import { type Page } from '../../db/pagination.js';
+import type { Queryable } from '../../db/pool.js';
 import {
   countMatching, deleteSegment as deleteSegmentRow, insertSegment, selectMatchingPage, selectSegment, selectSegmentPage,
   updateSegment as updateSegmentRow, type SegmentRow,
-} from '../db/queries/segments.js';
-import { invalid, notFound } from '../errors.js';
-import { newId } from '../ids.js';
+} from '../../db/queries/segments.js';
+import { invalid, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
 import { compileSegment, parseSegmentDefinition, SqlParams, type SegmentDefinition, type SegmentMatch, type SegmentNode } from './segment-sql.js';
 import { requireLists } from './lists.js';
 import { toSubscriber, type Subscriber } from './subscribers.js';

@@ -5,16 +5,16 @@
  * token that does not verify, or names a message that does not exist (sandbox ids never
  * have a row), gives `null` and the HTTP layer answers 404. Nothing here knows HTTP.
  */
-import { GroupCommit } from '../db/group-commit.js';
-import { withTransaction, type Pool } from '../db/pool.js';
-import { getMessageById } from '../db/queries/messages.js';
+import { GroupCommit } from '../../db/group-commit.js';
+import { withTransaction, type Pool } from '../../db/pool.js';
+import { getMessageById } from '../../db/queries/messages.js';
 import {
   hasUnsubscribeEvent, insertClickEvents, insertOpenEvents, lockMessageForUnsubscribe, type TrackedVisit,
-} from '../db/queries/tracking.js';
-import { newId } from '../ids.js';
-import { suppressAddress } from './address-status.js';
-import { recordEvents } from './events.js';
-import { verifyClickToken, verifyOpenToken, verifyUnsubscribeToken, type TokenKey } from './tracking-tokens.js';
+} from '../../db/queries/tracking.js';
+import { newId } from '../../ids.js';
+import { suppressAddress } from '../address-status.js';
+import { recordEvents } from '../events.js';
+import { verifyClickToken, verifyOpenToken, verifyUnsubscribeToken, type TokenKey } from './tokens.js';
 
 export interface TrackingDeps {
   pool: Pool;

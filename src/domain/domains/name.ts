@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { domainToASCII } from 'node:url';
-import { invalid } from '../errors.js';
+import { invalid } from '../../errors.js';
 
 /**
  * Sender domain names and the names derived from them.

@@ -1,6 +1,6 @@
-import type { Config } from '../config.js';
-import { deriveKey } from '../mail/keyring.js';
-import { signClickToken, signOpenToken, signUnsubscribeToken } from './tracking-tokens.js';
+import type { Config } from '../../config.js';
+import { deriveKey } from '../../mail/keyring.js';
+import { signClickToken, signOpenToken, signUnsubscribeToken } from './tokens.js';
 
 /**
  * The URLs a message carries back to us. Links and the pixel use the customer's white-label

@@ -1,17 +1,17 @@
-import { type Page } from '../db/pagination.js';
-import type { Queryable } from '../db/pool.js';
+import { type Page } from '../../db/pagination.js';
+import type { Queryable } from '../../db/pool.js';
 import {
   deleteList as deleteListRow, insertList, selectList, selectListAccount, selectListFlags, selectListPage, updateList as updateListRow,
   type ListPatch, type ListRow,
-} from '../db/queries/lists.js';
-import { selectTemplate } from '../db/queries/templates.js';
-import { AppError, invalid, notFound, type FieldError } from '../errors.js';
-import { newId } from '../ids.js';
+} from '../../db/queries/lists.js';
+import { selectTemplate } from '../../db/queries/templates.js';
+import { AppError, invalid, notFound, type FieldError } from '../../errors.js';
+import { newId } from '../../ids.js';
 
 /**
  * Lists: named groups of subscribers. A subscriber may be in many lists; deleting a list
  * removes its memberships only. `doubleOptIn` makes new members `unconfirmed` until they
- * follow the signed link of a confirmation mail (domain/double-opt-in.ts).
+ * follow the signed link of a confirmation mail (domain/audience/double-opt-in.ts).
  */
 
 export const LIST_LIMITS = { name: 200, description: 2000 } as const;

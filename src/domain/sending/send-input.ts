@@ -1,6 +1,6 @@
-import { invalid, AppError, type FieldError } from '../errors.js';
-import { validateComposeInput } from '../mail/compose.js';
-import { isAsciiLocalPart, parseEmailAddress, type EmailAddress } from './email-address.js';
+import { invalid, AppError, type FieldError } from '../../errors.js';
+import { validateComposeInput } from '../../mail/compose.js';
+import { isAsciiLocalPart, parseEmailAddress, type EmailAddress } from '../email-address.js';
 
 /** POST /api/v1/emails body, after schema validation. */
 export interface SendRequest {

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
-import { dkimRecordName } from '../mail/dkim.js';
-import { DnsTempError, normalizeName, type MailDns } from '../mail/dns.js';
-import { bounceDomainFor, trackingHostFor } from './domain-name.js';
+import { dkimRecordName } from '../../mail/dkim.js';
+import { DnsTempError, normalizeName, type MailDns } from '../../mail/dns.js';
+import { bounceDomainFor, trackingHostFor } from './name.js';
 
 /**
  * The DNS records a sender domain needs, and checking what is actually published.

@@ -1,15 +1,15 @@
-import type { Config } from '../config.js';
-import type { Queryable } from '../db/pool.js';
-import { insertAcceptedMessages, monthlyUsage, type MessageRow, type SentEventRow } from '../db/queries/messages.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
-import { compileTemplate, renderTemplate } from '../templates/index.js';
-import { findSendingDomain, type SendingDomain } from './domains.js';
+import type { Config } from '../../config.js';
+import type { Queryable } from '../../db/pool.js';
+import { insertAcceptedMessages, monthlyUsage, type MessageRow, type SentEventRow } from '../../db/queries/messages.js';
+import { AppError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { compileTemplate, renderTemplate } from '../../templates/index.js';
+import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import { checkAddresses, checkAttachments, checkContent, checkRawSubject, checkSchedule, type SendRequest } from './send-input.js';
-import { emailKey } from './email-address.js';
-import { isSuppressed, suppressedAmong } from './suppression.js';
-import { renderCompiledTemplate, requireTemplateForSend } from './templates.js';
-import type { TrackingLinks } from './tracking-links.js';
+import { emailKey } from '../email-address.js';
+import { isSuppressed, suppressedAmong } from '../suppression.js';
+import { renderCompiledTemplate, requireTemplateForSend } from '../templates.js';
+import type { TrackingLinks } from '../tracking/links.js';
 
 export interface SendContext {
   db: Queryable;

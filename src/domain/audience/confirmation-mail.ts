@@ -1,10 +1,10 @@
-import type { Config } from '../config.js';
-import type { PoolClient } from '../db/pool.js';
-import { selectFirstVerifiedDomain } from '../db/queries/domains.js';
-import { AppError } from '../errors.js';
+import type { Config } from '../../config.js';
+import type { PoolClient } from '../../db/pool.js';
+import { selectFirstVerifiedDomain } from '../../db/queries/domains.js';
+import { AppError } from '../../errors.js';
 import { markConfirmationsSent, pendingConfirmations } from './double-opt-in.js';
-import { sendEmail } from './sending.js';
-import type { TrackingLinks } from './tracking-links.js';
+import { sendEmail } from '../sending/sending.js';
+import type { TrackingLinks } from '../tracking/links.js';
 
 /** The built-in confirmation mail; a list's `confirmationTemplateId` replaces it. */
 const BUILT_IN = {

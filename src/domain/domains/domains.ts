@@ -9,25 +9,25 @@
  * the API and dashboard show the problem. The tracking CNAME is different: it follows DNS both
  * ways, because a dead `track.` host would break every link in new mail.
  */
-import type { Config } from '../config.js';
-import type { Queryable } from '../db/pool.js';
+import type { Config } from '../../config.js';
+import type { Queryable } from '../../db/pool.js';
 import {
   deleteDomain, insertDomain, markDomainVerified, selectDomain, selectDomainById, selectDomainPage,
   selectDomainsOfAccount, selectSigningKeys, selectVerifiedDomainByName, updateDomainCheck, updateTrackingCheck,
   type DomainRow, type StoredRecordCheck,
-} from '../db/queries/domains.js';
-import { AppError, notFound } from '../errors.js';
-import { newId } from '../ids.js';
-import { dkimTxtRecord, generateDkimKeyPair, type DkimAlgorithm } from '../mail/dkim.js';
-import { decryptSecret, encryptSecret } from '../mail/keyring.js';
-import { bounceDomainFor, domainOfAddress, newSelectors, normalizeDomainName, trackingHostFor } from './domain-name.js';
+} from '../../db/queries/domains.js';
+import { AppError, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { dkimTxtRecord, generateDkimKeyPair, type DkimAlgorithm } from '../../mail/dkim.js';
+import { decryptSecret, encryptSecret } from '../../mail/keyring.js';
+import { bounceDomainFor, domainOfAddress, newSelectors, normalizeDomainName, trackingHostFor } from './name.js';
 import {
   checkRecord, checkRecords, expectedRecords, trackingStatusOf,
   type DnsTargets, type DomainDns, type ExpectedRecord, type RecordCheck, type RecordPurpose, type RecordStatus,
-} from './domain-records.js';
+} from './records.js';
 
-export { bounceDomainFor, normalizeDomainName, trackingHostFor } from './domain-name.js';
-export type { DnsTargets, DomainDns, RecordPurpose, RecordStatus } from './domain-records.js';
+export { bounceDomainFor, normalizeDomainName, trackingHostFor } from './name.js';
+export type { DnsTargets, DomainDns, RecordPurpose, RecordStatus } from './records.js';
 
 export interface DomainRecord extends ExpectedRecord {
   status: RecordStatus;

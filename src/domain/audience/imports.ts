@@ -1,22 +1,22 @@
-import { type Page } from '../db/pagination.js';
+import { type Page } from '../../db/pagination.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { Pool, Queryable } from '../db/pool.js';
-import { notifySoon } from '../db/notify.js';
-import { afterCommit, withTransaction } from '../db/pool.js';
-import { queueBuiltInEvents, queueSubscriberCreated } from '../db/queries/automations/pending.js';
-import { insertConfirmations } from '../db/queries/confirmations.js';
+import type { Pool, Queryable } from '../../db/pool.js';
+import { notifySoon } from '../../db/notify.js';
+import { afterCommit, withTransaction } from '../../db/pool.js';
+import { queueBuiltInEvents, queueSubscriberCreated } from '../../db/queries/automations/pending.js';
+import { insertConfirmations } from '../../db/queries/confirmations.js';
 import {
   advanceImport, claimImport, finishImport, insertImport, releaseFailedImport, selectImport, selectImportPage, selectImportPayload,
   type ImportRow, type ImportRowError,
-} from '../db/queries/imports.js';
-import { insertMemberships, selectSubscribersByKeys, upsertSubscribers, type UpsertInput } from '../db/queries/subscribers.js';
-import { exitRunsOfAddresses } from './automations/trigger.js';
-import { AppError, invalid, notFound } from '../errors.js';
-import { newId } from '../ids.js';
+} from '../../db/queries/imports.js';
+import { insertMemberships, selectSubscribersByKeys, upsertSubscribers, type UpsertInput } from '../../db/queries/subscribers.js';
+import { exitRunsOfAddresses } from '../automations/trigger.js';
+import { AppError, invalid, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
 import { requireLists } from './lists.js';
-import { findTextProblems } from './text.js';
+import { findTextProblems } from '../text.js';
 import { checkSubscriberFields, type SubscriberStatus } from './subscribers.js';
 
 /**
