@@ -6,15 +6,40 @@ import { MESSAGE_WITH_CONTENT, type MessageRow } from '../db/queries/messages.js
  * claim concurrently without blocking each other or taking the same row. A claimed message
  * becomes 'sending' with next_attempt_at = lease expiry: if the worker dies, the row is due
  * again when the lease ends and another worker claims it (never deleted). Oldest due first.
+ *
+ * A campaign paused or cancelled while its message was in flight leaves that row 'sending'
+ * (pause holds and cancel removes only unsent rows). If its worker died, the expired lease is
+ * not claimed: the pause holds the row, the cancel removes it and counts it as cancelled, as
+ * if it had been unsent then. Locking the campaign row waits for a resume or cancel under way
+ * and re-checks its status (as settleStrayDeferrals does); an update lock rather than a share
+ * lock, so two claimers counting cancelled rows of one campaign queue instead of deadlocking.
  */
 export async function claimDueMessages(db: Queryable, workerId: string, now: Date, limit: number, leaseMs: number): Promise<MessageRow[]> {
   const { rows } = await db.query<MessageRow>(
     `WITH due AS (
-       SELECT id FROM messages
+       SELECT id, status, campaign_id FROM messages
         WHERE status IN ('queued', 'scheduled', 'deferred', 'sending') AND next_attempt_at <= $2
         ORDER BY next_attempt_at
         LIMIT $3
         FOR UPDATE SKIP LOCKED
+     ),
+     stopped AS (
+       SELECT d.id, c.status AS campaign_status
+         FROM due d JOIN campaigns c ON c.id = d.campaign_id
+        WHERE d.status = 'sending' AND c.status IN ('paused', 'cancelled')
+          FOR NO KEY UPDATE OF c
+     ),
+     held AS (
+       UPDATE messages m SET status = 'held' FROM stopped s WHERE m.id = s.id AND s.campaign_status = 'paused' RETURNING 1
+     ),
+     gone AS (
+       DELETE FROM messages m USING stopped s WHERE m.id = s.id AND s.campaign_status = 'cancelled' RETURNING m.campaign_id
+     ),
+     counted AS (
+       UPDATE campaigns c SET cancelled = c.cancelled + g.n
+         FROM (SELECT campaign_id, count(*)::int AS n FROM gone GROUP BY campaign_id) g
+        WHERE c.id = g.campaign_id
+       RETURNING 1
      ),
      claimed AS (
        UPDATE messages m
@@ -23,7 +48,7 @@ export async function claimDueMessages(db: Queryable, workerId: string, now: Dat
               next_attempt_at = $2::timestamptz + make_interval(secs => $4::double precision / 1000),
               attempts = m.attempts + 1,
               first_attempt_at = coalesce(m.first_attempt_at, $2)
-         FROM due WHERE m.id = due.id
+         FROM due WHERE m.id = due.id AND NOT EXISTS (SELECT 1 FROM stopped s WHERE s.id = due.id)
        RETURNING m.*
      )
      -- cc/bcc copies carry no content of their own: read it from the group's row (the join

@@ -6,6 +6,7 @@ import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
 import { fanOutBatch, planBatch } from '../../src/domain/campaigns/fanout.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { claimFanOut } from '../../src/db/queries/campaigns/fanout.js';
+import { claimDueMessages } from '../../src/queue/messages.js';
 import { compileTemplate } from '../../src/templates/index.js';
 import { TrackingLinks } from '../../src/domain/tracking/links.js';
 import { RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
@@ -209,6 +210,35 @@ test('a message in flight at pause or cancel that is then deferred is held (resu
   const r = await report(cancelled);
   assert.equal(r.counts.cancelled, 1);
   assert.equal(r.counts.deferred, 1);
+  assert.equal(r.progress.remaining, 0);
+});
+
+test('a message whose worker died while its campaign was paused or cancelled is not reclaimed: held (resume sends it) or removed and counted', async () => {
+  // A worker claims the message and dies: the row stays 'sending' under its lease.
+  const orphan = async (prefix: string, action: 'pause' | 'cancel') => {
+    const l = await seedList(app, pool, acme.live, acme.accountId, { count: 1, prefix, domain: RECIPIENT_DOMAIN, name: prefix });
+    const id = await sendAndFanOut(body(l));
+    assert.equal((await claimDueMessages(pool, 'gone-host:1:dead', clock.now(), 10, 60_000)).length, 1);
+    assert.equal((await live.post(`/api/v1/campaigns/${id}/${action}`)).status, 200);
+    clock.advance(61_000); // the lease has expired
+    mx.messages.length = 0;
+    assert.equal(await env.deliverAll(), 0, 'not reclaimed');
+    assert.equal(mx.messages.length, 0);
+    return id;
+  };
+  const paused = await orphan('orphan-p', 'pause');
+  const held = await pool.query('SELECT status FROM messages WHERE campaign_id = $1', [paused]);
+  assert.deepEqual(held.rows.map((r) => r.status), ['held']);
+  clock.advance(3_600_000);
+  assert.equal(await env.deliverAll(), 0, 'still held');
+  assert.equal((await live.post(`/api/v1/campaigns/${paused}/resume`)).body.status, 'sending');
+  assert.equal(await env.deliverAll(), 1);
+  assert.equal(mx.messages.length, 1, 'delivered after the resume');
+
+  const cancelled = await orphan('orphan-c', 'cancel');
+  assert.equal((await pool.query('SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1', [cancelled])).rows[0].n, 0);
+  const r = await report(cancelled);
+  assert.equal(r.counts.cancelled, 1);
   assert.equal(r.progress.remaining, 0);
 });
 
