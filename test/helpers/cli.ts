@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../src/bin/postline.ts', import.meta.url));
 
-/** Runs the real CLI (through tsx) and collects its output. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the real CLI (through tsx) and collects its output; `stdin`, when given, is piped in and closed. */
+export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, ...env } });
     let stdout = '';
@@ -12,6 +12,7 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    if (stdin !== undefined) child.stdin.end(stdin);
   });
 }
 
