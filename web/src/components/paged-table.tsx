@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
-import { useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { get, qs, type Page } from '../api';
-import { Empty, Pager, Show, useLoad, type Loaded } from './state';
+import { Empty, Show, useLoad, type Loaded } from './state';
 
 /** One column of a list page: its header and how a row shows in it. */
 export interface Column<T> {
@@ -49,6 +49,23 @@ export function PagedTable<T>({ loaded, columns, rowKey, empty, testId }: {
         </>
       )}
     </Show>
+  );
+}
+
+/** Server-side pagination: the cursor lives in the URL, so every page has its own address. */
+function Pager({ nextCursor }: { nextCursor: string | null }) {
+  const [params] = useSearchParams();
+  const current = params.get('cursor');
+  if (!nextCursor && !current) return null;
+  const next = new URLSearchParams(params);
+  if (nextCursor) next.set('cursor', nextCursor);
+  const first = new URLSearchParams(params);
+  first.delete('cursor');
+  return (
+    <nav className="pager" aria-label="Pages">
+      {current && <Link to={`?${first}`}>First page</Link>}
+      {nextCursor && <Link to={`?${next}`} rel="next">Next page</Link>}
+    </nav>
   );
 }
 

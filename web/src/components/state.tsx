@@ -1,5 +1,4 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
-import { Link, useSearchParams } from 'react-router';
 import { ApiError, type Problem } from '../api';
 
 export interface Loaded<T> {
@@ -63,23 +62,6 @@ export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (da
   if (loaded.error) return <ErrorState error={loaded.error} onRetry={loaded.reload} />;
   if (loaded.data === undefined) return <Loading />;
   return <>{children(loaded.data)}</>;
-}
-
-/** Server-side pagination: the cursor lives in the URL, so every page has its own address. */
-export function Pager({ nextCursor }: { nextCursor: string | null }) {
-  const [params] = useSearchParams();
-  const current = params.get('cursor');
-  if (!nextCursor && !current) return null;
-  const next = new URLSearchParams(params);
-  if (nextCursor) next.set('cursor', nextCursor);
-  const first = new URLSearchParams(params);
-  first.delete('cursor');
-  return (
-    <nav className="pager" aria-label="Pages">
-      {current && <Link to={`?${first}`}>First page</Link>}
-      {nextCursor && <Link to={`?${next}`} rel="next">Next page</Link>}
-    </nav>
-  );
 }
 
 export function CopyButton({ value, label = 'Copy', ariaLabel }: { value: string; label?: string; ariaLabel?: string }) {

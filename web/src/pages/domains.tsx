@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
-import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
-import { del, get, post, qs, type Page } from '../api';
-import { Badge, CopyButton, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { Link, useNavigate, useParams } from 'react-router';
+import { del, get, post } from '../api';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { Badge, CopyButton, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 interface DnsRecord { type: string; name: string; value: string; priority?: number; purpose: string; required: boolean; status: string; checkedAt: string | null; detail: string | null }
 interface Domain {
@@ -11,9 +12,7 @@ interface Domain {
 }
 
 export function DomainsPage() {
-  const [params] = useSearchParams();
-  const cursor = params.get('cursor');
-  const domains = useLoad(() => get<Page<Domain>>(`/domains${qs({ cursor })}`), [cursor]);
+  const { loaded: domains } = usePagedList<Domain>('/domains');
   const [name, setName] = useState('');
   const add = useAction();
   const navigate = useNavigate();
@@ -33,24 +32,17 @@ export function DomainsPage() {
         <button type="submit" disabled={add.busy}>Add domain</button>
       </form>
       {add.error && <ErrorState error={add.error} />}
-      <Show loaded={domains}>
-        {(page) => page.data.length === 0 ? <Empty>No domains yet. Add the domain you send from, then publish its DNS records.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">Tracking links</th><th scope="col">Added</th></tr></thead>
-              <tbody>{page.data.map((d) => (
-                <tr key={d.id}>
-                  <td><Link to={`/settings/domains/${d.id}`}>{d.name}</Link></td>
-                  <td><Badge value={d.status} /></td>
-                  <td><Badge value={d.tracking.status} /></td>
-                  <td><When at={d.createdAt} /></td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <PagedTable
+        loaded={domains}
+        rowKey={(d) => d.id}
+        empty="No domains yet. Add the domain you send from, then publish its DNS records."
+        columns={[
+          { header: 'Domain', cell: (d) => <Link to={`/settings/domains/${d.id}`}>{d.name}</Link> },
+          { header: 'Status', cell: (d) => <Badge value={d.status} /> },
+          { header: 'Tracking links', cell: (d) => <Badge value={d.tracking.status} /> },
+          { header: 'Added', cell: (d) => <When at={d.createdAt} /> },
+        ]}
+      />
     </>
   );
 }

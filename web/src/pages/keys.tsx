@@ -1,15 +1,13 @@
 import { useState, type FormEvent } from 'react';
-import { useSearchParams } from 'react-router';
-import { del, get, post, qs, type Page } from '../api';
-import { Badge, CopyButton, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { del, post } from '../api';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { Badge, CopyButton, ErrorState, When, useAction } from '../components/state';
 
 interface ApiKey { id: string; mode: 'live' | 'test'; name: string | null; prefix: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null }
 
 /** Settings → API keys: live keys, and test keys with the option right next to creation. The key is shown once. */
 export default function KeysPage() {
-  const [params] = useSearchParams();
-  const cursor = params.get('cursor');
-  const keys = useLoad(() => get<Page<ApiKey>>(`/keys${qs({ cursor, limit: 50 })}`), [cursor]);
+  const { loaded: keys } = usePagedList<ApiKey>('/keys');
   const [name, setName] = useState('');
   const [test, setTest] = useState(false);
   const [created, setCreated] = useState<(ApiKey & { key: string }) | null>(null);
@@ -46,31 +44,25 @@ export default function KeysPage() {
         </div>
       )}
       {revoke.error && <ErrorState error={revoke.error} />}
-      <Show loaded={keys}>
-        {(page) => page.data.length === 0 ? <Empty>No API keys yet.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Mode</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span className="sr">Actions</span></th></tr></thead>
-              <tbody>
-                {page.data.map((k) => (
-                  <tr key={k.id}>
-                    <td>{k.name ?? <span className="muted">unnamed</span>}</td>
-                    <td><code>{k.prefix}…</code></td>
-                    <td><Badge value={k.mode} /></td>
-                    <td><When at={k.createdAt} /></td>
-                    <td><When at={k.lastUsedAt} /></td>
-                    <td>{k.revokedAt ? <span className="muted">revoked <When at={k.revokedAt} /></span> : (
-                      <button type="button" className="danger" disabled={revoke.busy} aria-label={`Revoke ${k.name ?? k.prefix}`}
-                        onClick={() => confirm(`Revoke ${k.prefix}…? Requests with it will get 401.`) && void revoke.run(() => del(`/keys/${k.id}`)).then(keys.reload)}>Revoke</button>
-                    )}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <PagedTable
+        loaded={keys}
+        rowKey={(k) => k.id}
+        empty="No API keys yet."
+        columns={[
+          { header: 'Name', cell: (k) => k.name ?? <span className="muted">unnamed</span> },
+          { header: 'Key', cell: (k) => <code>{k.prefix}…</code> },
+          { header: 'Mode', cell: (k) => <Badge value={k.mode} /> },
+          { header: 'Created', cell: (k) => <When at={k.createdAt} /> },
+          { header: 'Last used', cell: (k) => <When at={k.lastUsedAt} /> },
+          {
+            header: <span className="sr">Actions</span>,
+            cell: (k) => (k.revokedAt ? <span className="muted">revoked <When at={k.revokedAt} /></span> : (
+              <button type="button" className="danger" disabled={revoke.busy} aria-label={`Revoke ${k.name ?? k.prefix}`}
+                onClick={() => confirm(`Revoke ${k.prefix}…? Requests with it will get 401.`) && void revoke.run(() => del(`/keys/${k.id}`)).then(keys.reload)}>Revoke</button>
+            )),
+          },
+        ]}
+      />
     </>
   );
 }

@@ -1,20 +1,20 @@
 import { Link, useParams, useSearchParams } from 'react-router';
 import { useState } from 'react';
-import { get, getText, qs, type Page } from '../api';
+import { get, getText, qs } from '../api';
 import { MailPreview } from '../components/mail-preview';
-import { Badge, CopyButton, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { Badge, CopyButton, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 interface Message { id: string; status: string; from: { email: string; name: string | null }; to: string; subject: string; tags: string[]; attempts: number; lastResponse: string | null; lastMx: string | null; createdAt: string; deliveredAt: string | null; nextAttemptAt: string | null }
 interface Event { id: string; type: string; occurredAt: string; url?: string; data: Record<string, unknown> }
 const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'suppressed', 'held'];
 
 export function MessagesPage() {
-  const [params, setParams] = useSearchParams();
+  const [, setParams] = useSearchParams();
+  const { loaded: messages, params } = usePagedList<Message>('/emails', ['to', 'status', 'tag']);
   const to = params.get('to') ?? '';
   const status = params.get('status') ?? '';
   const tag = params.get('tag') ?? '';
-  const cursor = params.get('cursor');
-  const messages = useLoad(() => get<Page<Message>>(`/emails${qs({ to, status, tag, cursor, limit: 50 })}`), [to, status, tag, cursor]);
   return (
     <>
       <h1>Messages</h1>
@@ -27,24 +27,17 @@ export function MessagesPage() {
         <div><label htmlFor="m-tag">Tag</label><input id="m-tag" name="tag" type="search" defaultValue={tag} /></div>
         <button type="submit">Search</button>
       </form>
-      <Show loaded={messages}>
-        {(page) => page.data.length === 0 ? <Empty>No messages{to || status || tag ? ' match' : ' yet. Send one with POST /api/v1/emails'}.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">To</th><th scope="col">Subject</th><th scope="col">Status</th><th scope="col">Sent</th></tr></thead>
-              <tbody>{page.data.map((m) => (
-                <tr key={m.id}>
-                  <td className="wrap">{m.to}</td>
-                  <td className="wrap"><Link to={`/messages/${m.id}`}>{m.subject || '(no subject)'}</Link>{m.tags.length > 0 && <div className="muted">{m.tags.join(', ')}</div>}</td>
-                  <td><Badge value={m.status} /></td>
-                  <td><When at={m.createdAt} /></td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <PagedTable
+        loaded={messages}
+        rowKey={(m) => m.id}
+        empty={`No messages${to || status || tag ? ' match' : ' yet. Send one with POST /api/v1/emails'}.`}
+        columns={[
+          { header: 'To', className: 'wrap', cell: (m) => m.to },
+          { header: 'Subject', className: 'wrap', cell: (m) => <><Link to={`/messages/${m.id}`}>{m.subject || '(no subject)'}</Link>{m.tags.length > 0 && <div className="muted">{m.tags.join(', ')}</div>}</> },
+          { header: 'Status', cell: (m) => <Badge value={m.status} /> },
+          { header: 'Sent', cell: (m) => <When at={m.createdAt} /> },
+        ]}
+      />
     </>
   );
 }

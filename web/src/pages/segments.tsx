@@ -1,7 +1,8 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
-import { ApiError, del, get, patch, post, qs, type Page, type Problem } from '../api';
-import { Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { Link, useNavigate, useParams } from 'react-router';
+import { ApiError, del, get, patch, post, type Problem } from '../api';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 interface Condition { field: string; op: string; value?: unknown }
 interface Segment { id: string; name: string; match: 'all' | 'any'; conditions: Condition[]; subscriberCount: number; createdAt: string; updatedAt: string }
@@ -12,26 +13,21 @@ const NO_VALUE = new Set(['exists', 'not_exists']);
 const NUMERIC = new Set(['within', 'not_within']);
 
 export function SegmentsPage() {
-  const [params] = useSearchParams();
-  const cursor = params.get('cursor');
-  const segments = useLoad(() => get<Page<Segment>>(`/segments${qs({ cursor })}`), [cursor]);
+  const { loaded: segments } = usePagedList<Segment>('/segments');
   return (
     <>
       <h1>Segments</h1>
       <p><Link to="/segments/new" className="button">New segment</Link></p>
-      <Show loaded={segments}>
-        {(page) => page.data.length === 0 ? <Empty>No segments yet.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">Segment</th><th scope="col">Matching now</th><th scope="col">Updated</th></tr></thead>
-              <tbody>{page.data.map((s) => (
-                <tr key={s.id}><td><Link to={`/segments/${s.id}`}>{s.name}</Link></td><td>{s.subscriberCount}</td><td><When at={s.updatedAt} /></td></tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <PagedTable
+        loaded={segments}
+        rowKey={(s) => s.id}
+        empty="No segments yet."
+        columns={[
+          { header: 'Segment', cell: (s) => <Link to={`/segments/${s.id}`}>{s.name}</Link> },
+          { header: 'Matching now', cell: (s) => s.subscriberCount },
+          { header: 'Updated', cell: (s) => <When at={s.updatedAt} /> },
+        ]}
+      />
     </>
   );
 }

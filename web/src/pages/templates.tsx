@@ -1,17 +1,17 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
-import { ApiError, del, get, patch, post, qs, type Page, type Problem } from '../api';
-import { Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { ApiError, del, get, patch, post, qs, type Problem } from '../api';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 interface Template { id: string; name: string; folder: string | null; subject: string | null; html: string | null; text: string | null; createdAt: string; updatedAt: string }
 
 export function TemplatesPage() {
-  const [params, setParams] = useSearchParams();
+  const [, setParams] = useSearchParams();
+  const { loaded: templates, params } = usePagedList<Template>('/templates', ['folder', 'q']);
   const folder = params.get('folder');
-  const cursor = params.get('cursor');
   const q = params.get('q') ?? '';
   const folders = useLoad(() => get<{ data: { folder: string | null; count: number }[] }>('/templates/folders'), []);
-  const templates = useLoad(() => get<Page<Template>>(`/templates${qs({ folder, cursor, q })}`), [folder, cursor, q]);
   const [name, setName] = useState('');
   const create = useAction();
   const navigate = useNavigate();
@@ -47,24 +47,17 @@ export function TemplatesPage() {
             <input id="tpl-q" name="q" defaultValue={q} type="search" />
             <button type="submit">Search</button>
           </form>
-          <Show loaded={templates}>
-            {(page) => page.data.length === 0 ? <Empty>No templates here yet.</Empty> : (
-              <>
-                <table>
-                  <thead><tr><th scope="col">Name</th><th scope="col">Folder</th><th scope="col">Subject</th><th scope="col">Updated</th></tr></thead>
-                  <tbody>{page.data.map((t) => (
-                    <tr key={t.id}>
-                      <td><Link to={`/templates/${t.id}`}>{t.name}</Link></td>
-                      <td>{t.folder ?? '—'}</td>
-                      <td className="wrap">{t.subject ?? ''}</td>
-                      <td><When at={t.updatedAt} /></td>
-                    </tr>
-                  ))}</tbody>
-                </table>
-                <Pager nextCursor={page.nextCursor} />
-              </>
-            )}
-          </Show>
+          <PagedTable
+            loaded={templates}
+            rowKey={(t) => t.id}
+            empty="No templates here yet."
+            columns={[
+              { header: 'Name', cell: (t) => <Link to={`/templates/${t.id}`}>{t.name}</Link> },
+              { header: 'Folder', cell: (t) => t.folder ?? '—' },
+              { header: 'Subject', className: 'wrap', cell: (t) => t.subject ?? '' },
+              { header: 'Updated', cell: (t) => <When at={t.updatedAt} /> },
+            ]}
+          />
         </section>
       </div>
     </>

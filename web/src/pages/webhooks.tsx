@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
-import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
-import { del, get, post, qs, type Page } from '../api';
-import { Badge, CopyButton, Empty, ErrorState, Pager, Show, When, useAction, useLoad } from '../components/state';
+import { Link, useNavigate, useParams } from 'react-router';
+import { del, get, post } from '../api';
+import { PagedTable, usePagedList } from '../components/paged-table';
+import { Badge, CopyButton, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 interface Hook { id: string; url: string; events: string[]; status: 'active' | 'disabled'; disabledReason: string | null; createdAt: string }
 interface Delivery { id: string; attemptedAt: string; attempt: number; outcome: string; statusCode: number | null; durationMs: number; eventCount: number; error: string | null; nextAttemptAt: string | null }
@@ -20,9 +21,7 @@ function SecretReveal({ secret, onDone }: { secret: string; onDone: () => void }
 }
 
 export function WebhooksPage() {
-  const [params] = useSearchParams();
-  const cursor = params.get('cursor');
-  const hooks = useLoad(() => get<Page<Hook>>(`/hooks${qs({ cursor })}`), [cursor]);
+  const { loaded: hooks } = usePagedList<Hook>('/hooks');
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<Set<string>>(new Set(['delivered', 'hard_bounce', 'soft_bounce', 'spam']));
   const [secret, setSecret] = useState<{ id: string; secret: string } | null>(null);
@@ -67,34 +66,25 @@ export function WebhooksPage() {
       </form>
       {create.error && <ErrorState error={create.error} />}
       {secret && <SecretReveal secret={secret.secret} onDone={() => setSecret(null)} />}
-      <Show loaded={hooks}>
-        {(page) => page.data.length === 0 ? <Empty>No webhooks yet.</Empty> : (
-          <>
-            <table>
-              <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
-              <tbody>{page.data.map((h) => (
-                <tr key={h.id}>
-                  <td className="wrap"><Link to={`/webhooks/${h.id}`}>{h.url}</Link></td>
-                  <td>{h.events.join(', ')}</td>
-                  <td><Badge value={h.status} /></td>
-                  <td><When at={h.createdAt} /></td>
-                </tr>
-              ))}</tbody>
-            </table>
-            <Pager nextCursor={page.nextCursor} />
-          </>
-        )}
-      </Show>
+      <PagedTable
+        loaded={hooks}
+        rowKey={(h) => h.id}
+        empty="No webhooks yet."
+        columns={[
+          { header: 'URL', className: 'wrap', cell: (h) => <Link to={`/webhooks/${h.id}`}>{h.url}</Link> },
+          { header: 'Events', cell: (h) => h.events.join(', ') },
+          { header: 'Status', cell: (h) => <Badge value={h.status} /> },
+          { header: 'Created', cell: (h) => <When at={h.createdAt} /> },
+        ]}
+      />
     </>
   );
 }
 
 export function WebhookPage() {
   const { id } = useParams();
-  const [params] = useSearchParams();
-  const cursor = params.get('cursor');
   const hook = useLoad(() => get<Hook>(`/hooks/${id}`), [id]);
-  const deliveries = useLoad(() => get<Page<Delivery>>(`/hooks/${id}/deliveries${qs({ cursor, limit: 50 })}`), [id, cursor]);
+  const { loaded: deliveries } = usePagedList<Delivery>(`/hooks/${id}/deliveries`);
   const [secret, setSecret] = useState<string | null>(null);
   const [testResult, setTestResult] = useState<string | null>(null);
   const action = useAction();
@@ -134,26 +124,20 @@ export function WebhookPage() {
           {testResult && <p role="status">{testResult}</p>}
           {secret && <SecretReveal secret={secret} onDone={() => setSecret(null)} />}
           <h2>Delivery log</h2>
-          <Show loaded={deliveries}>
-            {(page) => page.data.length === 0 ? <Empty>No deliveries yet. Send a test to see one here.</Empty> : (
-              <>
-                <table data-testid="delivery-log">
-                  <thead><tr><th scope="col">When</th><th scope="col">Outcome</th><th scope="col">HTTP</th><th scope="col">Events</th><th scope="col">Time</th><th scope="col">Error</th></tr></thead>
-                  <tbody>{page.data.map((d) => (
-                    <tr key={d.id}>
-                      <td><When at={d.attemptedAt} /></td>
-                      <td><Badge value={d.outcome} /> #{d.attempt}</td>
-                      <td>{d.statusCode ?? '—'}</td>
-                      <td>{d.eventCount}</td>
-                      <td>{d.durationMs} ms</td>
-                      <td className="wrap">{d.error ?? ''}{d.nextAttemptAt && <> (retry <When at={d.nextAttemptAt} />)</>}</td>
-                    </tr>
-                  ))}</tbody>
-                </table>
-                <Pager nextCursor={page.nextCursor} />
-              </>
-            )}
-          </Show>
+          <PagedTable
+            loaded={deliveries}
+            testId="delivery-log"
+            rowKey={(d) => d.id}
+            empty="No deliveries yet. Send a test to see one here."
+            columns={[
+              { header: 'When', cell: (d) => <When at={d.attemptedAt} /> },
+              { header: 'Outcome', cell: (d) => <><Badge value={d.outcome} /> #{d.attempt}</> },
+              { header: 'HTTP', cell: (d) => d.statusCode ?? '—' },
+              { header: 'Events', cell: (d) => d.eventCount },
+              { header: 'Time', cell: (d) => `${d.durationMs} ms` },
+              { header: 'Error', className: 'wrap', cell: (d) => <>{d.error ?? ''}{d.nextAttemptAt && <> (retry <When at={d.nextAttemptAt} />)</>}</> },
+            ]}
+          />
         </>
       )}
     </Show>
