@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { simpleParser } from 'mailparser';
 import { ManualClock } from '../../src/clock.js';
 import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
-import { fanOutBatch, planBatch } from '../../src/domain/campaigns/fanout.js';
+import { fanOutBatch, planBatch, splitFanOut, type PartState } from '../../src/domain/campaigns/fanout.js';
 import { withTransaction } from '../../src/db/pool.js';
-import { claimFanOut } from '../../src/db/queries/campaigns/fanout.js';
+import { claimFanOutPart } from '../../src/db/queries/campaigns/fanout.js';
 import { claimDueMessages } from '../../src/queue/messages.js';
 import { compileTemplate } from '../../src/templates/index.js';
 import { TrackingLinks } from '../../src/domain/tracking/links.js';
@@ -246,15 +246,18 @@ test('pipelined fan-out: a batch read ahead is used only when it starts at the c
   const l = await seedList(app, pool, acme.live, acme.accountId, { count: 5, prefix: 'ahead', domain: RECIPIENT_DOMAIN, name: 'Ahead' });
   const c = (await live.post('/api/v1/campaigns', body(l))).body;
   assert.equal((await live.post(`/api/v1/campaigns/${c.id}/send`)).status, 202);
-  const row = (await claimFanOut(pool, 'w-ahead', clock.now(), 60_000))!;
-  assert.equal(row.id, c.id);
   const deps = { pool, now: () => clock.now(), quotaOf: async () => null, batchSize: 2 };
+  assert.equal(await splitFanOut(deps), true);
+  const claimed = (await claimFanOutPart(pool, 'w-ahead', clock.now(), 60_000))!;
+  assert.deepEqual([claimed.campaign_id, claimed.part, claimed.upto_id], [c.id, 0, null], 'a small audience is one part');
+  const row = (await pool.query('SELECT * FROM campaigns WHERE id = $1', [c.id])).rows[0];
+  const part: PartState = { part: 0, upto: null, after: claimed.last_subscriber_id, throttleNextAt: null };
   const subject = compileTemplate(row.subject ?? '');
   const ids = async () => (await pool.query('SELECT id FROM messages WHERE campaign_id = $1 ORDER BY subscriber_id', [c.id])).rows.map((r) => r.id);
 
   // Read ahead from a checkpoint that is not the committed one: ignored, the batch is read again.
-  const stale = planBatch(pool, row, subject, 'sub_ffffffffffffffffffffffffffffffff', 2, clock.now());
-  let r = await withTransaction(pool, (tx) => fanOutBatch(tx, deps, 'w-ahead', c.id, acme.accountId, subject, stale));
+  const stale = planBatch(pool, row, subject, 'sub_ffffffffffffffffffffffffffffffff', null, 2, clock.now());
+  let r = await withTransaction(pool, (tx) => fanOutBatch(tx, deps, 'w-ahead', row, part, subject, stale));
   assert.equal(r.inserted, 2);
   assert.equal((await stale).size, 0);
   const first = await ids();
@@ -262,9 +265,9 @@ test('pipelined fan-out: a batch read ahead is used only when it starts at the c
 
   // The read-ahead the batch started is the next batch: its messages are the ones written.
   const ahead = await r.next!;
-  r = await withTransaction(pool, (tx) => fanOutBatch(tx, deps, 'w-ahead', c.id, acme.accountId, subject, Promise.resolve(ahead)));
+  r = await withTransaction(pool, (tx) => fanOutBatch(tx, deps, 'w-ahead', row, part, subject, Promise.resolve(ahead)));
   assert.deepEqual((await ids()).slice(2), ahead.msgs.map((m) => m.id));
-  r = await withTransaction(pool, (tx) => fanOutBatch(tx, deps, 'w-ahead', c.id, acme.accountId, subject, r.next));
+  r = await withTransaction(pool, (tx) => fanOutBatch(tx, deps, 'w-ahead', row, part, subject, r.next));
   assert.deepEqual([r.inserted, r.more, r.next], [1, false, null], 'a short batch ends the fan-out');
   const { rows } = await pool.query('SELECT count(DISTINCT subscriber_id)::int AS n, count(*)::int AS m FROM messages WHERE campaign_id = $1', [c.id]);
   assert.deepEqual(rows[0], { n: 5, m: 5 });

@@ -11,7 +11,7 @@ import { api, campaignBody, seedList } from './helpers.js';
 const CHILD = fileURLToPath(new URL('./fanout-child.ts', import.meta.url));
 const SUBSCRIBERS = 3000;
 
-test('kill -9 in the middle of a fan-out: the next worker resumes at the checkpoint; every recipient gets exactly one message', { timeout: 120_000 }, async () => {
+test('kill -9 of two workers fanning out one campaign side by side: the parts resume at their checkpoints; every recipient gets exactly one message', { timeout: 120_000 }, async () => {
   const t = await bootApp();
   const { app, pool, config, dbUrl } = t;
   const acme = await createTestAccount(pool);
@@ -28,29 +28,57 @@ test('kill -9 in the middle of a fan-out: the next worker resumes at the checkpo
   const c = (await live.post('/api/v1/campaigns', campaignBody(listId))).body;
   assert.equal((await live.post(`/api/v1/campaigns/${c.id}/send`)).status, 202);
 
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, DATABASE_URL: dbUrl, FANOUT_BATCH: '20' } });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      if ((out.match(/^batch /gm) ?? []).length >= 8) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`child exited (${code}) before being killed:\n${out}`)));
-  });
-  child.kill('SIGKILL');
-  await new Promise((r) => child.once('exit', r));
+  // Two fan-out processes (the audience is split into four parts): they fan out two parts side by
+  // side until both are killed.
+  const start = () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, DATABASE_URL: dbUrl, FANOUT_BATCH: '20' } });
+    let out = '';
+    const seen = (re: RegExp, n: number) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => (out.match(re) ?? []).length >= n && resolve();
+        child.stdout.on('data', (d) => {
+          out += d;
+          check();
+        });
+        child.on('exit', (code) => reject(new Error(`child exited (${code}) before being killed:\n${out}`)));
+        check();
+      });
+    const ready = seen(/^ready$/gm, 1);
+    const batches = (n: number) => seen(/^batch /gm, n);
+    return { child, ready, batches };
+  };
+  const a = start();
+  const b = start();
+  await Promise.all([a.ready, b.ready]);
+  for (const { child } of [a, b]) child.stdin.write('go\n');
+  await Promise.all([a.batches(4), b.batches(4)]);
+  for (const { child } of [a, b]) {
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+  }
 
-  const mid = await pool.query('SELECT queued, last_subscriber_id, fanout_done, locked_by FROM campaigns WHERE id = $1', [c.id]);
+  const mid = await pool.query('SELECT queued, fanout_done FROM campaigns WHERE id = $1', [c.id]);
   assert.equal(mid.rows[0].fanout_done, false, 'killed mid-fan-out');
   assert.ok(mid.rows[0].queued > 0 && mid.rows[0].queued < 2700, `some but not all queued (${mid.rows[0].queued})`);
-  assert.ok(mid.rows[0].locked_by, 'the dead worker still holds the lease');
+  const parts = await pool.query('SELECT part, last_subscriber_id, upto_id, locked_by FROM campaign_fanout_parts WHERE campaign_id = $1 ORDER BY part', [c.id]);
+  const leased = parts.rows.filter((p) => p.locked_by);
+  assert.equal(new Set(leased.map((p) => p.locked_by.split(':')[1])).size, 2, 'each dead worker still holds the lease of the part it was fanning out');
+  assert.equal(leased.length, 2);
 
-  // Another worker cannot take over before the lease expires, and resumes once it has.
+  // Another worker takes the free parts at once, and the dead workers' parts once their leases expire.
   const later = new ManualClock(new Date(Date.now() + 1000));
-  assert.equal(await runFanOut({ pool, now: () => later.now(), quotaOf: async () => null }), null);
+  const fanOutAll = async () => {
+    let n = 0;
+    for (let r; (r = await runFanOut({ pool, now: () => later.now(), quotaOf: async () => null, batchSize: 50 })) !== null;) n += r;
+    return n;
+  };
+  assert.ok((await fanOutAll()) > 0);
+  const left = await pool.query('SELECT locked_by FROM campaign_fanout_parts WHERE campaign_id = $1', [c.id]);
+  assert.deepEqual(left.rows.map((p) => p.locked_by).sort(), leased.map((p) => p.locked_by).sort(), 'only the dead workers\' parts are left');
   later.advance(FANOUT_LEASE_MS);
-  const resumed = await runFanOut({ pool, now: () => later.now(), quotaOf: async () => null, batchSize: 50 });
-  assert.ok(resumed! > 0);
+  assert.ok((await fanOutAll()) > 0);
+  assert.equal((await pool.query('SELECT count(*)::int AS n FROM campaign_fanout_parts WHERE campaign_id = $1', [c.id])).rows[0].n, 0);
+  assert.equal((await pool.query('SELECT fanout_done FROM campaigns WHERE id = $1', [c.id])).rows[0].fanout_done, true);
 
   const { rows } = await pool.query(
     `SELECT count(*)::int AS messages, count(DISTINCT subscriber_id)::int AS subscribers, count(DISTINCT lower(to_email))::int AS addresses

@@ -22,8 +22,12 @@ export async function audienceFilter(db: Queryable, c: Pick<CampaignRow, 'accoun
 }
 
 
-/** Counts the recipients (active, not suppressed) once, for progress before the fan-out ends. */
-export async function countRecipients(db: Queryable, c: Pick<CampaignRow, 'id' | 'account_id' | 'audience'>, now: Date): Promise<void> {
-  const size = await countAudience(db, await audienceFilter(db, c, now));
+/**
+ * Counts the recipients (active, not suppressed) once, for progress before the fan-out ends,
+ * and returns the subscriber ids that split the audience into `parts` ranges of equal size.
+ */
+export async function countRecipients(db: Queryable, c: Pick<CampaignRow, 'id' | 'account_id' | 'audience'>, now: Date, parts: number): Promise<{ eligible: number; bounds: string[] }> {
+  const size = await countAudience(db, await audienceFilter(db, c, now), parts);
   await setAudienceSize(db, c.id, size.eligible);
+  return { eligible: size.eligible, bounds: size.bounds };
 }

@@ -91,7 +91,7 @@ export async function sendCampaign(db: Queryable, accountId: string, id: string,
   const { domain, content } = await checkDefinition(db, accountId, { ...definitionOf(row), scheduled_at: null }, now);
   const status = row.scheduled_at && row.scheduled_at.getTime() > now.getTime() ? 'scheduled' : 'sending';
   await markCampaignSending(db, row.id, { status, domainId: domain.id, ...content.sources }, now);
-  await countRecipients(db, row, now);
+  await countRecipients(db, row, now, 1);
   return { id: row.id, status };
 }
 

@@ -37,7 +37,7 @@ export async function sendCampaignTest(ctx: SendContext, c: CampaignRow, to: str
 }
 
 async function sampleSubscriber(db: Queryable, c: CampaignRow, now: Date) {
-  const [first] = await selectRecipientBatch(db, await audienceFilter(db, c, now), c.audience.lists, '', 1);
+  const [first] = await selectRecipientBatch(db, await audienceFilter(db, c, now), c.audience.lists, '', null, 1);
   if (first && first.status === 'active') return { id: first.id, email: first.email, name: first.name, attributes: first.attributes };
   return SAMPLE_SUBSCRIBER;
 }

@@ -35,9 +35,6 @@ export interface CampaignRow extends CampaignDefinitionRow {
   domain_id: string | null;
   pause_reason: string | null;
   fanout_done: boolean;
-  last_subscriber_id: string | null;
-  locked_by: string | null;
-  locked_until: Date | null;
   audience_size: number | null;
   queued: number;
   cancelled: number;
@@ -148,14 +145,20 @@ export async function setCampaignStatus(
   now: Date,
   extra: { pauseReason?: string | null; finished?: boolean; cancelledMore?: number; throttleNextAt?: Date | null } = {},
 ): Promise<CampaignRow> {
+  // Paused: the fan-out's part leases are freed, so a resume's next claim takes them at once
+  // (a holder still running rolls its batch back: fanOutBatch). Cancelled: the parts go.
   const { rows } = await db.query<CampaignRow>(
-    `UPDATE campaigns
+    `WITH freed AS (
+       UPDATE campaign_fanout_parts SET locked_by = NULL, locked_until = NULL WHERE campaign_id = $1 AND $2 = 'paused' RETURNING 1
+     ),
+     gone AS (
+       DELETE FROM campaign_fanout_parts WHERE campaign_id = $1 AND $2 = 'cancelled' RETURNING 1
+     )
+     UPDATE campaigns
         SET status = $2, updated_at = $3, pause_reason = $4,
             finished_at = CASE WHEN $5 THEN $3::timestamptz ELSE finished_at END,
             cancelled = cancelled + $6,
-            throttle_next_at = coalesce($7, throttle_next_at),
-            locked_by = CASE WHEN $2 IN ('paused', 'cancelled') THEN NULL ELSE locked_by END,
-            locked_until = CASE WHEN $2 IN ('paused', 'cancelled') THEN NULL ELSE locked_until END
+            throttle_next_at = coalesce($7, throttle_next_at)
       WHERE id = $1
      RETURNING *`,
     [id, status, now, extra.pauseReason ?? null, extra.finished ?? false, extra.cancelledMore ?? 0, extra.throttleNextAt ?? null],

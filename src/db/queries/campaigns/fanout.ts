@@ -2,9 +2,10 @@ import type { PoolClient, Queryable } from '../../pool.js';
 import type { CampaignRow } from './campaigns.js';
 
 /**
- * The fan-out job's statements (domain/campaigns/fanout.ts runs them). A campaign row is its
- * own job: claimed under a lease, advanced batch by batch, each batch's messages and the
- * checkpoint committed together.
+ * The fan-out job's statements (domain/campaigns/fanout.ts runs them). A campaign's fan-out is
+ * split into parts (ranges of subscriber ids, migration 021), each its own job: claimed under a
+ * lease, advanced batch by batch, each batch's messages, the part's checkpoint and the
+ * campaign's counters committed together.
  */
 
 // Scheduled campaigns whose time has come start sending (the injectable clock's now).
@@ -18,24 +19,67 @@ export async function startDueCampaigns(db: Queryable, now: Date): Promise<strin
   return rows.map((r) => r.id);
 }
 
-// One sending campaign whose fan-out is unfinished and whose lease is free or expired, leased
-// to this worker. SKIP LOCKED: a campaign another worker is claiming or advancing is passed
-// over; oldest request first.
-export async function claimFanOut(db: Queryable, workerId: string, now: Date, leaseMs: number): Promise<CampaignRow | null> {
-  const { rows } = await db.query<CampaignRow>(
-    `WITH c AS (
-       SELECT id FROM campaigns
-        WHERE status = 'sending' AND NOT fanout_done AND (locked_until IS NULL OR locked_until <= $2)
-        ORDER BY send_requested_at, id
+export interface FanOutPart {
+  campaign_id: string;
+  account_id: string;
+  part: number;
+  last_subscriber_id: string;
+  upto_id: string | null;
+}
+
+// One unfinished part of a sending campaign whose lease is free or expired, leased to this
+// worker. SKIP LOCKED: a part another worker is claiming is passed over; oldest request first,
+// then the parts in order (the workers of a campaign take its parts one after the other).
+export async function claimFanOutPart(db: Queryable, workerId: string, now: Date, leaseMs: number): Promise<FanOutPart | null> {
+  const { rows } = await db.query<FanOutPart>(
+    `WITH p AS (
+       SELECT p.campaign_id, p.part, c.account_id
+         FROM campaign_fanout_parts p JOIN campaigns c ON c.id = p.campaign_id
+        WHERE c.status = 'sending' AND (p.locked_until IS NULL OR p.locked_until <= $2)
+        ORDER BY c.send_requested_at, c.id, p.part
         LIMIT 1
-        FOR UPDATE SKIP LOCKED
+        FOR UPDATE OF p SKIP LOCKED
      )
-     UPDATE campaigns k SET locked_by = $1, locked_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
-       FROM c WHERE k.id = c.id
-     RETURNING k.*`,
+     UPDATE campaign_fanout_parts k SET locked_by = $1, locked_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
+       FROM p WHERE k.campaign_id = p.campaign_id AND k.part = p.part
+     RETURNING k.campaign_id, p.account_id, k.part, k.last_subscriber_id, k.upto_id`,
     [workerId, now, leaseMs],
   );
   return rows[0] ?? null;
+}
+
+// A sending campaign whose fan-out has not been split into parts yet, locked (SKIP LOCKED: one
+// worker splits it, the others pass over it). The caller re-checks in a later statement, which
+// sees parts another worker committed after this statement's snapshot.
+export async function lockUnsplitCampaign(db: Queryable): Promise<{ id: string; account_id: string } | null> {
+  const { rows } = await db.query(
+    `SELECT id, account_id FROM campaigns c
+      WHERE status = 'sending' AND NOT fanout_done AND NOT EXISTS (SELECT 1 FROM campaign_fanout_parts p WHERE p.campaign_id = c.id)
+      ORDER BY send_requested_at, id
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED`,
+  );
+  return rows[0] ?? null;
+}
+
+export async function hasFanOutParts(db: Queryable, campaignId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT EXISTS (SELECT 1 FROM campaign_fanout_parts WHERE campaign_id = $1) AS e', [campaignId]);
+  return rows[0].e;
+}
+
+// The parts: `bounds` are the last subscriber ids of every part but the last (ascending).
+export async function insertFanOutParts(db: Queryable, campaignId: string, bounds: string[]): Promise<void> {
+  await db.query(
+    `INSERT INTO campaign_fanout_parts (campaign_id, part, last_subscriber_id, upto_id)
+     SELECT $1, n - 1, coalesce(($2::text[])[n - 1], ''), ($2::text[])[n]
+       FROM generate_series(1, cardinality($2::text[]) + 1) n`,
+    [campaignId, bounds],
+  );
+}
+
+// A part whose holder stopped (campaign paused or cancelled) is free for the next claim at once.
+export async function releaseFanOutPart(db: Queryable, campaignId: string, part: number, workerId: string): Promise<void> {
+  await db.query('UPDATE campaign_fanout_parts SET locked_by = NULL, locked_until = NULL WHERE campaign_id = $1 AND part = $2 AND locked_by = $3', [campaignId, part, workerId]);
 }
 
 // Sending campaigns whose fan-out is finished: candidates for 'sent' once nothing is pending.
@@ -66,32 +110,35 @@ export interface AudienceFilter {
 // time-ordered). Unconfirmed subscribers are not part of any audience. Each candidate comes with
 // its suppression (one probe of the unique (account_id, email_key) index) and how many of the
 // campaign's lists it is in (the duplicates one message per address removed).
-export async function selectRecipientBatch(db: Queryable, f: AudienceFilter, lists: string[], after: string, limit: number): Promise<RecipientCandidate[]> {
+export async function selectRecipientBatch(db: Queryable, f: AudienceFilter, lists: string[], after: string, upto: string | null, limit: number): Promise<RecipientCandidate[]> {
   const n = f.params.length;
   const { rows } = await db.query<RecipientCandidate>(
     `SELECT s.id, s.email, s.email_key, s.name, s.attributes, s.status, sp.reason AS suppression,
             (SELECT count(*) FROM subscriber_lists sl WHERE sl.subscriber_id = s.id AND sl.list_id = ANY($${n + 1}::text[]))::int AS memberships
        FROM subscribers s
        LEFT JOIN suppressions sp ON sp.account_id = s.account_id AND sp.email_key = s.email_key
-      WHERE s.account_id = $1 AND s.id > $${n + 2} AND s.status <> 'unconfirmed' AND ${f.where}
+      WHERE s.account_id = $1 AND s.id > $${n + 2} AND ($${n + 3}::text IS NULL OR s.id <= $${n + 3}) AND s.status <> 'unconfirmed' AND ${f.where}
       ORDER BY s.id
       LIMIT ${limit}`,
-    [...f.params, lists, after],
+    [...f.params, lists, after, upto],
   );
   return rows;
 }
 
 // How many messages the audience will get (active, not suppressed) and how many it has in all,
-// counted once when the campaign is sent, for progress and ETA.
-export async function countAudience(db: Queryable, f: AudienceFilter): Promise<{ total: number; eligible: number }> {
-  const { rows } = await db.query<{ total: number; eligible: number }>(
-    `SELECT count(*)::int AS total, (count(*) FILTER (WHERE s.status = 'active' AND sp.reason IS NULL))::int AS eligible
+// counted once when the fan-out starts, for progress and ETA; in the same scan, the subscriber
+// ids that split it into `parts` ranges of equal size (the last id of each range but the last).
+export async function countAudience(db: Queryable, f: AudienceFilter, parts: number): Promise<{ total: number; eligible: number; bounds: string[] }> {
+  const fractions = Array.from({ length: parts - 1 }, (_, k) => (k + 1) / parts);
+  const bounds = fractions.length > 0 ? `percentile_disc($${f.params.length + 1}::float8[]) WITHIN GROUP (ORDER BY s.id)` : 'NULL::text[]';
+  const { rows } = await db.query<{ total: number; eligible: number; bounds: string[] | null }>(
+    `SELECT count(*)::int AS total, (count(*) FILTER (WHERE s.status = 'active' AND sp.reason IS NULL))::int AS eligible, ${bounds} AS bounds
        FROM subscribers s
        LEFT JOIN suppressions sp ON sp.account_id = s.account_id AND sp.email_key = s.email_key
       WHERE s.account_id = $1 AND s.status <> 'unconfirmed' AND ${f.where}`,
-    f.params,
+    fractions.length > 0 ? [...f.params, fractions] : f.params,
   );
-  return rows[0];
+  return { total: rows[0].total, eligible: rows[0].eligible, bounds: rows[0].bounds ?? [] };
 }
 
 export interface CampaignMessage {
@@ -194,33 +241,64 @@ export async function insertCampaignMessages(
   return { ok: rows[0].gated, inserted: rows[0].n };
 }
 
+// At the end of a batch, before its checkpoint: the campaign row locked, so a pause or cancel
+// committed while the batch was written is seen here (the caller then rolls the batch back), and
+// the parts' advances queue here rather than overlap (the last part to finish sees the others
+// finished: each later statement of its transaction reads what they committed).
+export async function lockCampaignForAdvance(db: Queryable, campaignId: string): Promise<{ status: string; throttle_next_at: Date | null } | null> {
+  const { rows } = await db.query('SELECT status, throttle_next_at FROM campaigns WHERE id = $1 FOR UPDATE', [campaignId]);
+  return rows[0] ?? null;
+}
+
 export interface BatchProgress {
+  part: number;
+  /** The checkpoint the batch started from: the fence against a holder whose lease was taken over. */
+  after: string;
   lastSubscriberId: string;
   queued: number;
   skipped: { suppressed: number; unsubscribed: number; bounced: number; complained: number; duplicate: number };
+  /** This part is finished (a finished part is deleted). */
   done: boolean;
   throttleNextAt: Date | null;
   leaseUntil: Date;
 }
 
-// The checkpoint, advanced in the batch's transaction. Fenced by the lease holder: a worker
-// whose lease was taken over writes nothing (and its transaction's messages are rolled back
-// with it by the caller). When the fan-out ends, the audience size becomes the exact count.
-export async function advanceFanOut(db: Queryable, campaignId: string, workerId: string, p: BatchProgress): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE campaigns
-        SET last_subscriber_id = $3, queued = queued + $4,
-            skipped_suppressed = skipped_suppressed + $5, skipped_unsubscribed = skipped_unsubscribed + $6,
-            skipped_bounced = skipped_bounced + $7, skipped_complained = skipped_complained + $8,
-            skipped_duplicate = skipped_duplicate + $9,
-            fanout_done = $10, throttle_next_at = $11, locked_until = $12,
-            audience_size = CASE WHEN $10 THEN queued + $4 ELSE audience_size END,
-            locked_by = CASE WHEN $10 THEN NULL ELSE locked_by END
-      WHERE id = $1 AND locked_by = $2 AND status = 'sending'`,
-    [campaignId, workerId, p.lastSubscriberId, p.queued, p.skipped.suppressed, p.skipped.unsubscribed, p.skipped.bounced,
-      p.skipped.complained, p.skipped.duplicate, p.done, p.throttleNextAt, p.leaseUntil],
+// The part's checkpoint and the campaign's counters, in the batch's transaction, after
+// lockCampaignForAdvance. Fenced by the part's lease holder and checkpoint: a worker whose lease
+// was taken over writes nothing and gets null (its transaction's messages are rolled back with it
+// by the caller). When the last part finishes, the fan-out is done and the audience size becomes
+// the exact count. Returns whether the whole fan-out is done.
+export async function advanceFanOut(db: Queryable, campaignId: string, workerId: string, p: BatchProgress): Promise<{ fanoutDone: boolean } | null> {
+  const { rows } = await db.query<{ fanout_done: boolean }>(
+    `WITH advanced AS (
+       UPDATE campaign_fanout_parts SET last_subscriber_id = $4, locked_until = $13
+        WHERE NOT $11 AND campaign_id = $1 AND part = $2 AND locked_by = $3 AND last_subscriber_id = $14
+       RETURNING part
+     ),
+     finished AS (
+       DELETE FROM campaign_fanout_parts
+        WHERE $11 AND campaign_id = $1 AND part = $2 AND locked_by = $3 AND last_subscriber_id = $14
+       RETURNING part
+     ),
+     mine AS (SELECT part FROM advanced UNION ALL SELECT part FROM finished),
+     fin AS (
+       SELECT EXISTS (SELECT 1 FROM finished)
+              AND NOT EXISTS (SELECT 1 FROM campaign_fanout_parts WHERE campaign_id = $1 AND part <> $2) AS all_done
+     )
+     UPDATE campaigns
+        SET queued = queued + $5,
+            skipped_suppressed = skipped_suppressed + $6, skipped_unsubscribed = skipped_unsubscribed + $7,
+            skipped_bounced = skipped_bounced + $8, skipped_complained = skipped_complained + $9,
+            skipped_duplicate = skipped_duplicate + $10,
+            fanout_done = fin.all_done, throttle_next_at = $12,
+            audience_size = CASE WHEN fin.all_done THEN queued + $5 ELSE audience_size END
+       FROM fin
+      WHERE id = $1 AND status = 'sending' AND EXISTS (SELECT 1 FROM mine)
+     RETURNING fanout_done`,
+    [campaignId, p.part, workerId, p.lastSubscriberId, p.queued, p.skipped.suppressed, p.skipped.unsubscribed, p.skipped.bounced,
+      p.skipped.complained, p.skipped.duplicate, p.done, p.throttleNextAt, p.leaseUntil, p.after],
   );
-  return (rowCount ?? 0) > 0;
+  return rows[0] ? { fanoutDone: rows[0].fanout_done } : null;
 }
 
 export async function setAudienceSize(db: Queryable, campaignId: string, size: number): Promise<void> {
