@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { simpleParser } from 'mailparser';
 import { ManualClock } from '../../src/clock.js';
 import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
-import { fanOutBatch, planBatch, splitFanOut, type PartState } from '../../src/domain/campaigns/fanout.js';
+import { fanOutBatch, planBatch, runFanOut, splitFanOut, type PartState } from '../../src/domain/campaigns/fanout.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { claimFanOutPart } from '../../src/db/queries/campaigns/fanout.js';
 import { claimDueMessages } from '../../src/queue/messages.js';
@@ -240,6 +240,27 @@ test('a message whose worker died while its campaign was paused or cancelled is 
   const r = await report(cancelled);
   assert.equal(r.counts.cancelled, 1);
   assert.equal(r.progress.remaining, 0);
+});
+
+test('a pause committed while a fan-out batch is being written rolls that batch back; the resume fans out the rest, each recipient once', async () => {
+  const l = await seedList(app, pool, acme.live, acme.accountId, { count: 6, prefix: 'race', domain: RECIPIENT_DOMAIN, name: 'Race' });
+  const c = (await live.post('/api/v1/campaigns', body(l))).body;
+  assert.equal((await live.post(`/api/v1/campaigns/${c.id}/send`)).status, 202);
+  let batches = 0;
+  const quotaOf = async () => {
+    // Asked in the middle of each batch's transaction: the pause commits while the second is written.
+    if (++batches === 2) assert.equal((await live.post(`/api/v1/campaigns/${c.id}/pause`)).status, 200);
+    return null;
+  };
+  assert.equal(await runFanOut({ pool, now: () => clock.now(), quotaOf, batchSize: 2 }), 2, 'the first batch only');
+  const held = await pool.query('SELECT status FROM messages WHERE campaign_id = $1', [c.id]);
+  assert.deepEqual(held.rows.map((r) => r.status), ['held', 'held']);
+  assert.equal((await report(c.id)).progress.queued, 2);
+  assert.equal((await live.post(`/api/v1/campaigns/${c.id}/resume`)).body.status, 'sending');
+  assert.equal((await runner()).messages, 4, 'resumed after the first batch');
+  const { rows } = await pool.query('SELECT count(DISTINCT subscriber_id)::int AS n, count(*)::int AS m FROM messages WHERE campaign_id = $1', [c.id]);
+  assert.deepEqual(rows[0], { n: 6, m: 6 });
+  assert.equal((await report(c.id)).progress.queued, 6);
 });
 
 test('pipelined fan-out: a batch read ahead is used only when it starts at the committed checkpoint', async () => {
