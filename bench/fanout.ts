@@ -5,7 +5,7 @@
  * fan-out runners at once (as that many worker processes would), timed from the first claim to
  * the end of the fan-out.
  *
- *   npx tsx bench/fanout.ts [--subscribers 30000] [--runs 3] [--workers 2]
+ *   npm run bench:fanout -- [--subscribers 30000] [--runs 3] [--workers 2]
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';

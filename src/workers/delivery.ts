@@ -80,6 +80,8 @@ export class DeliveryEngine {
   private readonly sender: SmtpSender;
   private readonly signing = new Map<string, { info: SigningInfo; at: number }>();
   private readonly campaigns: CampaignRenderer;
+  /** The most messages `refill` keeps in flight: batchSize, less while this process fans out (setShare). */
+  private limit: number;
 
   constructor(
     private readonly deps: DeliveryDeps,
@@ -98,11 +100,21 @@ export class DeliveryEngine {
       { maxBatch: MAX_OUTCOMES_PER_WRITE, maxInFlight: 1 },
     );
     liveEngineIds.add(this.workerId);
+    this.limit = opts.batchSize;
+  }
+
+  /**
+   * Keeps only `share` of batchSize in flight from the next claim on (1 = all). The worker lowers
+   * it while its process fans a campaign out: the fan-out's batches are mostly database work on
+   * the same cores, and a campaign is fully queued sooner while other mail still flows.
+   */
+  setShare(share: number): void {
+    this.limit = Math.max(2, Math.round(this.opts.batchSize * share));
   }
 
   /**
    * The worker's loop step: a refilling claim. Messages are delivered without waiting for the
-   * rest of their claim: while at least half of `batchSize` is free, due messages are claimed
+   * rest of their claim: while at least half of the in-flight limit is free, due messages are claimed
    * to fill it up, and `onRoom` is called when the in-flight count falls back to half, so the
    * loop claims again while the other half is still being built and sent. (A whole claim
    * waiting for its slowest message left the cores idle at every claim's tail.) Returns how
@@ -114,10 +126,10 @@ export class DeliveryEngine {
       this.reclaimed = true;
       await this.releaseDeadLeases();
     }
-    const room = this.opts.batchSize - this.inFlight.size;
-    if (room < Math.ceil(this.opts.batchSize / 2)) return 0;
+    const room = this.limit - this.inFlight.size;
+    if (room < Math.ceil(this.limit / 2)) return 0;
     const claimed = await claimDueMessages(this.deps.pool, this.workerId, this.deps.clock.now(), room, this.opts.leaseMs);
-    const lowWater = Math.floor(this.opts.batchSize / 2);
+    const lowWater = Math.floor(this.limit / 2);
     for (const m of claimed) {
       const delivery: Promise<void> = (async () => this.outcomes.submit(await this.deliverOne(m)))()
         .catch(onError)

@@ -6,7 +6,7 @@ import { notifySoon } from '../../db/notify.js';
 import { lockCampaign, selectCampaign, type CampaignRow } from '../../db/queries/campaigns/campaigns.js';
 import {
   advanceFanOut, claimFanOutPart, hasFanOutParts, insertCampaignMessages, insertFanOutParts, lockCampaignForAdvance, lockUnsplitCampaign,
-  selectRecipientBatch, type BatchProgress, type CampaignMessage, type RecipientCandidate,
+  selectRecipientBatch, type BatchProgress, type CampaignMessage, type FanOutPart, type RecipientCandidate,
 } from '../../db/queries/campaigns/fanout.js';
 import { newId } from '../../ids.js';
 import { compileTemplate, renderTemplate, type Template } from '../../templates/index.js';
@@ -42,6 +42,11 @@ export interface FanOutDeps {
   workerId?: string;
   /** Called after each committed batch (progress output of tools and tests). */
   onBatch?: (campaignId: string, inserted: number) => void;
+  /**
+   * Called with true when a part is claimed, and by runCampaignStep with false once it has no
+   * part left to claim (the worker lowers its delivery meanwhile).
+   */
+  onFanOut?: (running: boolean) => void;
 }
 
 export type SkipReason = 'suppressed' | 'unsubscribed' | 'bounced' | 'complained';
@@ -80,6 +85,11 @@ export async function runFanOut(deps: FanOutDeps): Promise<number | null> {
     claimed = await claimFanOutPart(deps.pool, workerId, deps.now(), FANOUT_LEASE_MS);
     if (!claimed) return 0; // the other workers took every part
   }
+  deps.onFanOut?.(true);
+  return fanOutPart(deps, workerId, claimed);
+}
+
+async function fanOutPart(deps: FanOutDeps, workerId: string, claimed: FanOutPart): Promise<number> {
   const c = await selectCampaign(deps.pool, claimed.account_id, claimed.campaign_id);
   if (c?.status !== 'sending') return 0;
   const part: PartState = { part: claimed.part, upto: claimed.upto_id, after: claimed.last_subscriber_id, throttleNextAt: c.throttle_next_at };

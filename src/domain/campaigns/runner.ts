@@ -25,10 +25,14 @@ export async function runCampaignStep(deps: FanOutDeps): Promise<CampaignStepRes
   const started = (await startDueCampaigns(deps.pool, deps.now())).length;
   const pausedAtRisk = await pauseAtRiskAccounts(deps.pool, deps.now());
   let messages = 0;
-  for (;;) {
-    const n = await runFanOut(deps);
-    if (n === null) break;
-    messages += n;
+  try {
+    for (;;) {
+      const n = await runFanOut(deps);
+      if (n === null) break;
+      messages += n;
+    }
+  } finally {
+    deps.onFanOut?.(false);
   }
   const finished = await finishCampaigns(deps.pool, deps.now());
   return { started, pausedAtRisk, messages, finished };
