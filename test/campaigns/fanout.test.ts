@@ -263,6 +263,19 @@ test('a pause committed while a fan-out batch is being written rolls that batch 
   assert.equal((await report(c.id)).progress.queued, 6);
 });
 
+test('the runner says when a fan-out is under way and when it has none left (the worker lowers its delivery meanwhile)', async () => {
+  const l = await seedList(app, pool, acme.live, acme.accountId, { count: 3, prefix: 'busy', domain: RECIPIENT_DOMAIN, name: 'Busy' });
+  const c = (await live.post('/api/v1/campaigns', body(l))).body;
+  assert.equal((await live.post(`/api/v1/campaigns/${c.id}/send`)).status, 202);
+  const calls: boolean[] = [];
+  const step = () => runCampaignStep({ pool, now: () => clock.now(), quotaOf: async () => null, onFanOut: (running) => void calls.push(running) });
+  assert.equal((await step()).messages, 3);
+  assert.deepEqual(calls, [true, false]);
+  calls.length = 0;
+  await step();
+  assert.deepEqual(calls, [false], 'nothing to fan out');
+});
+
 test('pipelined fan-out: a batch read ahead is used only when it starts at the committed checkpoint', async () => {
   const l = await seedList(app, pool, acme.live, acme.accountId, { count: 5, prefix: 'ahead', domain: RECIPIENT_DOMAIN, name: 'Ahead' });
   const c = (await live.post('/api/v1/campaigns', body(l))).body;

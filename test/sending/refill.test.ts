@@ -46,3 +46,22 @@ test('refill: claims up to the batch size, claims again at half without waiting 
   assert.deepEqual(got, Array.from({ length: 10 }, (_, i) => `r${i}@${RECIPIENT_DOMAIN}`).sort(), 'each once');
   assert.equal(await engine.refill(onRoom, onError), 0, 'nothing due');
 });
+
+test('refill with a share: keeps that share of the batch size in flight until the share is set back to all', async () => {
+  await env.pool.query('DELETE FROM messages');
+  for (let i = 0; i < 12; i++) assert.equal((await env.send(basicEmail({ to: `s${i}@${RECIPIENT_DOMAIN}` }))).statusCode, 202);
+  const engine = env.newEngine({ batchSize: 8, maxConnectionsPerHost: 8 });
+  const errors: unknown[] = [];
+  const onError = (e: unknown) => void errors.push(e);
+  engine.setShare(0.25); // as while the worker's process fans a campaign out
+  assert.equal(await engine.refill(() => {}, onError), 2, 'a quarter of 8');
+  assert.equal(await engine.refill(() => {}, onError), 0, 'no room within the share');
+  await engine.drain();
+  engine.setShare(1);
+  assert.equal(await engine.refill(() => {}, onError), 8, 'the whole batch again');
+  await engine.drain();
+  assert.equal(await engine.refill(() => {}, onError), 2, 'the rest');
+  await engine.drain();
+  assert.equal(errors.length, 0, String(errors[0]));
+  assert.equal((await env.pool.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'delivered'`)).rows[0].n, 12);
+});
