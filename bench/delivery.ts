@@ -139,6 +139,9 @@ const firstArrival = Math.min(...times);
 const lastArrival = Math.max(...times);
 const latencies = [...accepted.entries()].filter(([id]) => arrivals.has(id)).map(([id, at]) => arrivals.get(id)! - at).sort((a, b) => a - b);
 const rss = cluster.peakRssMb();
+// CPU per delivered message is less distorted than the rates by other work on a shared machine.
+const cpu = cluster.cpuSeconds();
+const workerCpu = cpu.slice(1).reduce((a, b) => a + b, 0);
 process.stdout.write(
   [
     `accepted     ${(accepted.size / acceptSeconds).toFixed(0)}/s  (${accepted.size} in ${acceptSeconds.toFixed(1)} s, ${failures} refused)`,
@@ -146,6 +149,7 @@ process.stdout.write(
     `end to end   ${(arrivals.size / ((lastArrival - t0) / 1000)).toFixed(0)} msg/s from the first accept to the last delivery${lostAtSink ? ` (${lostAtSink} not delivered; deferred: ${deferredReplies || 'none'})` : ''}`,
     `latency ms   accept→delivered p50 ${percentile(latencies, 50)}  p99 ${percentile(latencies, 99)}`,
     `peak RSS MB  ${roles.map((r, i) => `${r} ${rss[i]}`).join(', ')}`,
+    `cpu s        ${roles.map((r, i) => `${r} ${cpu[i].toFixed(1)}`).join(', ')}; workers ${((workerCpu * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message`,
   ].join('\n') + '\n',
 );
 await cluster.stop();

@@ -22,8 +22,13 @@ export interface BenchCluster {
   addProcess(role: string): Promise<void>;
   /** Peak resident set size of each server process so far, in MB. */
   peakRssMb(): number[];
+  /** CPU time (user + system) each server process has used so far, in seconds. */
+  cpuSeconds(): number[];
   stop(): Promise<void>;
 }
+
+/** USER_HZ of /proc/PID/stat: 100 on Linux for x86 and arm. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** BENCH_PROFILE_ROLE=worker writes a V8 CPU profile of each such process to BENCH_PROFILE_DIR. */
 function startProcess(role: string, env: Record<string, string>): Promise<ChildProcess> {
@@ -84,6 +89,16 @@ export async function startCluster(roles: string[], extraEnv: Record<string, str
       sample();
       return peaks.map((p) => Math.round(p));
     },
+    // Fields 14 and 15 of /proc/PID/stat (after the parenthesised name): utime, stime in ticks.
+    cpuSeconds: () =>
+      processes.map((p) => {
+        try {
+          const fields = readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+          return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+        } catch {
+          return NaN;
+        }
+      }),
     async stop() {
       clearInterval(timer);
       await db.close();

@@ -65,3 +65,29 @@ test('refill with a share: keeps that share of the batch size in flight until th
   assert.equal(errors.length, 0, String(errors[0]));
   assert.equal((await env.pool.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'delivered'`)).rows[0].n, 12);
 });
+
+test('refill: at most buildsAtOnce messages are built at once, the rest wait their turn and are all delivered', async () => {
+  await env.pool.query(`DELETE FROM messages`);
+  env.mx.messages.length = 0;
+  for (let i = 0; i < 12; i++) assert.equal((await env.send(basicEmail({ to: `b${i}@${RECIPIENT_DOMAIN}` }))).statusCode, 202);
+  const engine = env.newEngine({ batchSize: 12, maxConnectionsPerHost: 12, buildsAtOnce: 3 });
+  let building = 0;
+  let most = 0;
+  const build = engine.build.bind(engine);
+  engine.build = async (msg, now) => {
+    most = Math.max(most, ++building);
+    try {
+      return await build(msg, now);
+    } finally {
+      building--;
+    }
+  };
+  const errors: unknown[] = [];
+  assert.equal(await engine.refill(() => {}, (e) => void errors.push(e)), 12);
+  await engine.drain();
+  assert.equal(errors.length, 0, String(errors[0]));
+  assert.equal(most, 3, 'never more than three builds under way, and the gate is used in full');
+  const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM messages GROUP BY status`);
+  assert.deepEqual(rows, [{ status: 'delivered', n: 12 }]);
+  assert.equal(env.mx.messages.length, 12);
+});
