@@ -41,12 +41,12 @@ export interface DeliveryOptions {
    * Messages being built and signed at once; the rest of the batch waits its turn. All 200 of
    * a claim built together interleave their composition streams, so every build's temporary
    * buffers outlive young-generation collections and fill the old space: worker RSS 290–320 MB,
-   * against 235–250 MB with 16 at once at the same delivered/s (docs/benchmarks.md).
+   * against 235–297 MB with 32 at once at about the same delivered/s (docs/benchmarks.md; 16 was slower).
    */
   buildsAtOnce: number;
 }
 
-export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = { batchSize: 200, leaseMs: 5 * 60_000, maxConnectionsPerHost: 10, buildsAtOnce: 16 };
+export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = { batchSize: 200, leaseMs: 5 * 60_000, maxConnectionsPerHost: 10, buildsAtOnce: 32 };
 
 const SIGNING_CACHE_MS = 60_000;
 /** Outcomes written together at most: a flush is one transaction of a few statements. */
