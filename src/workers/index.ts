@@ -45,8 +45,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     if ((await delivery.refill(() => deliveryLoop.wake(), (err) => onError('delivery', err))) > 0) deliveryLoop.wake();
   }, onError);
   notifications.on('postline_messages', () => deliveryLoop.wake());
-  // While this process fans a campaign out, its delivery keeps a quarter of its messages in
-  // flight (docs/benchmarks.md: the fan-out is then done sooner; other mail keeps flowing).
+  // While this process fans a campaign out, its delivery keeps FANOUT_DELIVERY_SHARE of its
+  // messages in flight (docs/benchmarks.md: the fan-out is then done sooner; other mail keeps flowing).
   let fanningOut = false;
   const onFanOut = (running: boolean) => {
     if (running === fanningOut) return;
