@@ -15,10 +15,8 @@ import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
-import { createAccount } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/keys/api-keys.js';
-import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains/domains.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
+import { createBenchAudience } from './lib/audience.js';
 import { percentile, startCluster } from './lib/server.js';
 
 const { values } = parseArgs({
@@ -68,35 +66,8 @@ const cluster = await startCluster(roles, {
   POSTLINE_MX_PORT: String((sink.server.address() as { port: number }).port),
 });
 const pool = cluster.db.pool;
-const account = await createAccount(pool, { name: 'bench' });
-const key = (await createApiKey(pool, { accountId: account.id, mode: 'live' })).key;
-const domain = await createDomain(pool, { accountId: account.id, name: 'bench.test', now: new Date() }, { secret: cluster.config.secret, targets: dnsTargetsOf(cluster.config) });
-await forceVerifyDomain(pool, domain.id, new Date());
-const base = `http://127.0.0.1:${cluster.port}`;
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const json = (await res.json()) as Record<string, unknown>;
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-};
-
-// The audience: one list, `total` active subscribers, written in one statement.
-const list = await call('POST', '/api/v1/lists', { name: 'Everyone' });
-await pool.query(
-  `WITH s AS (
-     INSERT INTO subscribers (id, account_id, email, email_key, name, status, attributes, created_at, updated_at)
-     SELECT 'sub_' || lpad(to_hex(g), 32, '0'), $1, 'user' || g || '@example.net', 'user' || g || '@example.net', 'User ' || g, 'active',
-            jsonb_build_object('plan', CASE WHEN g % 3 = 0 THEN 'pro' END), now(), now()
-       FROM generate_series(1, $2::int) g
-     RETURNING id)
-   INSERT INTO subscriber_lists (list_id, subscriber_id, account_id, created_at) SELECT $3, id, $1, now() FROM s`,
-  [account.id, total, list.id],
-);
-await pool.query('VACUUM ANALYZE subscribers, subscriber_lists');
+// The audience: one list, `total` active subscribers.
+const { accountId, listId, call } = await createBenchAudience(cluster, total);
 
 const html =
   '<html><body><h1>Hello {{ subscriber.name | there }}</h1>' +
@@ -104,7 +75,7 @@ const html =
   '<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>'.repeat(28) +
   '</body></html>';
 const campaign = await call('POST', '/api/v1/campaigns', {
-  name: 'Bench', subject: 'News for {{ subscriber.name | you }}', from: { email: 'news@bench.test', name: 'Bench' }, html, audience: { lists: [list.id] },
+  name: 'Bench', subject: 'News for {{ subscriber.name | you }}', from: { email: 'news@bench.test', name: 'Bench' }, html, audience: { lists: [listId] },
 });
 const dbBefore = Number((await pool.query('SELECT pg_database_size(current_database()) AS b')).rows[0].b);
 process.stdout.write(`${total} subscribers, ~${Math.round(html.length / 1024)} KB HTML, 3 merge fields, 2 links, roles: ${roles.join(' + ')}, node ${process.version}\n`);
@@ -171,7 +142,7 @@ const campaignEvents = Number((await pool.query('SELECT count(*) AS n FROM event
 const report = await latency(`/api/v1/campaigns/${campaign.id}`);
 
 // 1,000,000 events on the account: transactional traffic over the last 30 days, in 100,000-row statements.
-let accountEvents = Number((await pool.query('SELECT count(*) AS n FROM events WHERE account_id = $1', [account.id])).rows[0].n);
+let accountEvents = Number((await pool.query('SELECT count(*) AS n FROM events WHERE account_id = $1', [accountId])).rows[0].n);
 while (accountEvents < 1_000_000) {
   const n = Math.min(100_000, 1_000_000 - accountEvents);
   await pool.query(
@@ -180,7 +151,7 @@ while (accountEvents < 1_000_000) {
             (ARRAY['sent','delivered','open','click','hard_bounce','deferred'])[1 + g % 6], 'user' || g || '@example.net',
             NULL, '{}', now() - make_interval(secs => (g % (30 * 86400)))
        FROM generate_series(1, $2::int) g`,
-    [account.id, n],
+    [accountId, n],
   );
   accountEvents += n;
 }
