@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/pool.js';
+import { SETTLE_STOPPED } from '../db/queries/campaigns/campaigns.js';
 import { MESSAGE_WITH_CONTENT, type MessageRow } from '../db/queries/messages.js';
 
 /**
@@ -13,6 +14,7 @@ import { MESSAGE_WITH_CONTENT, type MessageRow } from '../db/queries/messages.js
  * if it had been unsent then. Locking the campaign row waits for a resume or cancel under way
  * and re-checks its status (as settleStrayDeferrals does); an update lock rather than a share
  * lock, so two claimers counting cancelled rows of one campaign queue instead of deadlocking.
+ * The settling itself is SETTLE_STOPPED, shared with settleStrayDeferrals.
  */
 export async function claimDueMessages(db: Queryable, workerId: string, now: Date, limit: number, leaseMs: number): Promise<MessageRow[]> {
   const { rows } = await db.query<MessageRow>(
@@ -29,18 +31,7 @@ export async function claimDueMessages(db: Queryable, workerId: string, now: Dat
         WHERE d.status = 'sending' AND c.status IN ('paused', 'cancelled')
           FOR NO KEY UPDATE OF c
      ),
-     held AS (
-       UPDATE messages m SET status = 'held' FROM stopped s WHERE m.id = s.id AND s.campaign_status = 'paused' RETURNING 1
-     ),
-     gone AS (
-       DELETE FROM messages m USING stopped s WHERE m.id = s.id AND s.campaign_status = 'cancelled' RETURNING m.campaign_id
-     ),
-     counted AS (
-       UPDATE campaigns c SET cancelled = c.cancelled + g.n
-         FROM (SELECT campaign_id, count(*)::int AS n FROM gone GROUP BY campaign_id) g
-        WHERE c.id = g.campaign_id
-       RETURNING 1
-     ),
+     ${SETTLE_STOPPED},
      claimed AS (
        UPDATE messages m
           SET status = 'sending',

@@ -203,34 +203,44 @@ export async function deleteUnsentCampaignMessages(db: Queryable, campaignId: st
 }
 
 /**
- * A message in flight when its campaign was paused or cancelled finishes its attempt; if that
- * attempt was deferred, it would otherwise be retried while the campaign is paused, or after
- * it was cancelled. Called in the transaction that records the deferrals: a paused campaign's
- * stray becomes 'held' (resume releases it), a cancelled one's is removed and counted as
- * cancelled. FOR SHARE on the campaign row orders this with pause/cancel (which lock it FOR
- * UPDATE before touching its messages): whichever commits second sees the other's result.
+ * The CTEs that settle messages of stopped campaigns, given a CTE `stopped (id,
+ * campaign_status)` whose campaign rows the statement has locked: a paused campaign's message
+ * becomes 'held' (resume releases it), a cancelled one's is removed and counted as cancelled.
+ * Shared by the delivery claim (expired leases) and settleStrayDeferrals.
  */
-export async function settleStrayDeferrals(db: Queryable, messageIds: string[]): Promise<number> {
-  if (messageIds.length === 0) return 0;
-  const { rows } = await db.query<{ n: number }>(
-    `WITH stray AS (
-       SELECT m.id, m.campaign_id, c.status AS campaign_status
-         FROM messages m JOIN campaigns c ON c.id = m.campaign_id
-        WHERE m.id = ANY($1::text[]) AND m.status = 'deferred' AND c.status IN ('paused', 'cancelled')
-          FOR SHARE OF c
-     ),
-     held AS (
-       UPDATE messages m SET status = 'held' FROM stray s WHERE m.id = s.id AND s.campaign_status = 'paused' RETURNING m.id
+export const SETTLE_STOPPED = `held AS (
+       UPDATE messages m SET status = 'held' FROM stopped s WHERE m.id = s.id AND s.campaign_status = 'paused' RETURNING m.id
      ),
      gone AS (
-       DELETE FROM messages m USING stray s WHERE m.id = s.id AND s.campaign_status = 'cancelled' RETURNING m.campaign_id
+       DELETE FROM messages m USING stopped s WHERE m.id = s.id AND s.campaign_status = 'cancelled' RETURNING m.campaign_id
      ),
      counted AS (
        UPDATE campaigns c SET cancelled = c.cancelled + g.n
          FROM (SELECT campaign_id, count(*)::int AS n FROM gone GROUP BY campaign_id) g
         WHERE c.id = g.campaign_id
        RETURNING 1
-     )
+     )`;
+
+/**
+ * A message in flight when its campaign was paused or cancelled finishes its attempt; if that
+ * attempt was deferred, it would otherwise be retried while the campaign is paused, or after
+ * it was cancelled. Called in the transaction that records the deferrals: a paused campaign's
+ * stray becomes 'held' (resume releases it), a cancelled one's is removed and counted as
+ * cancelled. The campaign row's update lock orders this with pause/cancel (which lock it FOR
+ * UPDATE before touching its messages): whichever commits second sees the other's result. Not
+ * a share lock: the statement updates the row (the cancelled count), and two share holders
+ * upgrading at once deadlock.
+ */
+export async function settleStrayDeferrals(db: Queryable, messageIds: string[]): Promise<number> {
+  if (messageIds.length === 0) return 0;
+  const { rows } = await db.query<{ n: number }>(
+    `WITH stopped AS (
+       SELECT m.id, c.status AS campaign_status
+         FROM messages m JOIN campaigns c ON c.id = m.campaign_id
+        WHERE m.id = ANY($1::text[]) AND m.status = 'deferred' AND c.status IN ('paused', 'cancelled')
+          FOR NO KEY UPDATE OF c
+     ),
+     ${SETTLE_STOPPED}
      SELECT ((SELECT count(*) FROM held) + (SELECT count(*) FROM gone))::int AS n`,
     [messageIds],
   );
