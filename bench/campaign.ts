@@ -88,7 +88,7 @@ while (!queuedAt) {
   if (rows[0].fanout_done) queuedAt = Date.now();
   else await new Promise((r) => setTimeout(r, 50));
 }
-process.stdout.write(`queued       ${((queuedAt - t0) / 1000).toFixed(1)} s from send to fully queued (${total} messages) ${load()}\n`);
+process.stdout.write(`queued       ${((queuedAt - t0) / 1000).toFixed(1)} s from send to fully queued (${total} messages; ${arrived} delivered meanwhile) ${load()}\n`);
 const timeout = setTimeout(() => done(), 900_000);
 await allArrived;
 clearTimeout(timeout);

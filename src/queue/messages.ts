@@ -15,12 +15,22 @@ import { MESSAGE_WITH_CONTENT, type MessageRow } from '../db/queries/messages.js
  * and re-checks its status (as settleStrayDeferrals does); an update lock rather than a share
  * lock, so two claimers counting cancelled rows of one campaign queue instead of deadlocking.
  * The settling itself is SETTLE_STOPPED, shared with settleStrayDeferrals.
+ *
+ * `campaigns: false` claims only messages of no campaign (through messages_due_without_campaign):
+ * what a worker delivers while it fans a campaign out.
  */
-export async function claimDueMessages(db: Queryable, workerId: string, now: Date, limit: number, leaseMs: number): Promise<MessageRow[]> {
+export async function claimDueMessages(
+  db: Queryable,
+  workerId: string,
+  now: Date,
+  limit: number,
+  leaseMs: number,
+  opts: { campaigns: boolean } = { campaigns: true },
+): Promise<MessageRow[]> {
   const { rows } = await db.query<MessageRow>(
     `WITH due AS (
        SELECT id, status, campaign_id FROM messages
-        WHERE status IN ('queued', 'scheduled', 'deferred', 'sending') AND next_attempt_at <= $2
+        WHERE status IN ('queued', 'scheduled', 'deferred', 'sending') AND next_attempt_at <= $2${opts.campaigns ? '' : ' AND campaign_id IS NULL'}
         ORDER BY next_attempt_at
         LIMIT $3
         FOR UPDATE SKIP LOCKED

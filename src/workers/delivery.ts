@@ -87,8 +87,8 @@ export class DeliveryEngine {
   private readonly sender: SmtpSender;
   private readonly signing = new Map<string, { info: SigningInfo; at: number }>();
   private readonly campaigns: CampaignRenderer;
-  /** The most messages `refill` keeps in flight: batchSize, less while this process fans out (setShare). */
-  private limit: number;
+  /** True while this process fans a campaign out: only mail of no campaign is claimed (holdCampaigns). */
+  private campaignsHeld = false;
   /** Builds under way, and the deliveries waiting for a turn (opts.buildsAtOnce). */
   private builds = 0;
   private readonly buildQueue: (() => void)[] = [];
@@ -110,16 +110,16 @@ export class DeliveryEngine {
       { maxBatch: MAX_OUTCOMES_PER_WRITE, maxInFlight: 1 },
     );
     liveEngineIds.add(this.workerId);
-    this.limit = opts.batchSize;
   }
 
   /**
-   * Keeps only `share` of batchSize in flight from the next claim on (1 = all). The worker lowers
-   * it while its process fans a campaign out: the fan-out's batches are mostly database work on
-   * the same cores, and a campaign is fully queued sooner while other mail still flows.
+   * While `hold` is true, claims only messages of no campaign. The worker holds campaign mail
+   * while its process fans a campaign out: building and signing take the cores the fan-out's
+   * batches need, and the campaign is fully queued sooner (docs/campaigns.md); transactional
+   * and automation mail keeps its full share of the engine meanwhile.
    */
-  setShare(share: number): void {
-    this.limit = Math.max(2, Math.round(this.opts.batchSize * share));
+  holdCampaigns(hold: boolean): void {
+    this.campaignsHeld = hold;
   }
 
   /**
@@ -136,10 +136,11 @@ export class DeliveryEngine {
       this.reclaimed = true;
       await this.releaseDeadLeases();
     }
-    const room = this.limit - this.inFlight.size;
-    if (room < Math.ceil(this.limit / 2)) return 0;
-    const claimed = await claimDueMessages(this.deps.pool, this.workerId, this.deps.clock.now(), room, this.opts.leaseMs);
-    const lowWater = Math.floor(this.limit / 2);
+    const limit = this.opts.batchSize;
+    const room = limit - this.inFlight.size;
+    if (room < Math.ceil(limit / 2)) return 0;
+    const claimed = await claimDueMessages(this.deps.pool, this.workerId, this.deps.clock.now(), room, this.opts.leaseMs, { campaigns: !this.campaignsHeld });
+    const lowWater = Math.floor(limit / 2);
     for (const m of claimed) {
       const delivery: Promise<void> = (async () => this.outcomes.submit(await this.deliverOne(m)))()
         .catch(onError)
@@ -164,7 +165,7 @@ export class DeliveryEngine {
       await this.releaseDeadLeases();
     }
     const now = this.deps.clock.now();
-    const claimed = await claimDueMessages(this.deps.pool, this.workerId, now, this.opts.batchSize, this.opts.leaseMs);
+    const claimed = await claimDueMessages(this.deps.pool, this.workerId, now, this.opts.batchSize, this.opts.leaseMs, { campaigns: !this.campaignsHeld });
     if (claimed.length === 0) return 0;
     // Each message's outcome is written as soon as it is known (with whatever else finished
     // meanwhile); a failed write fails the cycle, and the lease brings those messages back.

@@ -16,8 +16,6 @@ import { notifySoon } from '../db/notify.js';
 import { runCampaignStep } from '../domain/campaigns/runner.js';
 import { requireAccount } from '../domain/accounts.js';
 
-const FANOUT_DELIVERY_SHARE = 0.05;
-
 export interface WorkerDeps {
   config: Config;
   pool: Pool;
@@ -45,13 +43,13 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     if ((await delivery.refill(() => deliveryLoop.wake(), (err) => onError('delivery', err))) > 0) deliveryLoop.wake();
   }, onError);
   notifications.on('postline_messages', () => deliveryLoop.wake());
-  // While this process fans a campaign out, its delivery keeps FANOUT_DELIVERY_SHARE of its
-  // messages in flight (docs/benchmarks.md: the fan-out is then done sooner; other mail keeps flowing).
+  // While this process fans a campaign out, its delivery holds campaign mail (docs/campaigns.md:
+  // the fan-out is then done sooner; transactional and automation mail keeps flowing).
   let fanningOut = false;
   const onFanOut = (running: boolean) => {
     if (running === fanningOut) return;
     fanningOut = running;
-    delivery.setShare(running ? FANOUT_DELIVERY_SHARE : 1);
+    delivery.holdCampaigns(running);
     if (!running) deliveryLoop.wake();
   };
   const campaignLoop = startLoop('campaigns', 1_000, () => runCampaignStep({ ...campaignDeps(deps), onFanOut }), onError);

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { claimDueMessages } from '../../src/queue/messages.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 
 // Issue 16: the worker's refilling claim. A slow MX (each DATA answered after 150 ms) keeps
@@ -47,23 +48,29 @@ test('refill: claims up to the batch size, claims again at half without waiting 
   assert.equal(await engine.refill(onRoom, onError), 0, 'nothing due');
 });
 
-test('refill with a share: keeps that share of the batch size in flight until the share is set back to all', async () => {
+test('refill while campaigns are held: claims only mail of no campaign, at the full batch size, until the hold ends', async () => {
   await env.pool.query('DELETE FROM messages');
   for (let i = 0; i < 12; i++) assert.equal((await env.send(basicEmail({ to: `s${i}@${RECIPIENT_DOMAIN}` }))).statusCode, 202);
+  // Four of them stand for a campaign's messages (the claim looks only at campaign_id).
+  await env.pool.query(
+    `UPDATE messages SET campaign_id = 'cmp_held', subscriber_id = id WHERE id IN (SELECT id FROM messages ORDER BY id LIMIT 4)`,
+  );
   const engine = env.newEngine({ batchSize: 8, maxConnectionsPerHost: 8 });
   const errors: unknown[] = [];
   const onError = (e: unknown) => void errors.push(e);
-  engine.setShare(0.25); // as while the worker's process fans a campaign out
-  assert.equal(await engine.refill(() => {}, onError), 2, 'a quarter of 8');
-  assert.equal(await engine.refill(() => {}, onError), 0, 'no room within the share');
+  engine.holdCampaigns(true); // as while the worker's process fans a campaign out
+  assert.equal(await engine.refill(() => {}, onError), 8, 'the whole batch, of mail of no campaign');
   await engine.drain();
-  engine.setShare(1);
-  assert.equal(await engine.refill(() => {}, onError), 8, 'the whole batch again');
-  await engine.drain();
-  assert.equal(await engine.refill(() => {}, onError), 2, 'the rest');
-  await engine.drain();
+  assert.equal(await engine.refill(() => {}, onError), 0, 'only campaign mail is left, and it is held');
   assert.equal(errors.length, 0, String(errors[0]));
-  assert.equal((await env.pool.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'delivered'`)).rows[0].n, 12);
+  const byStatus = async () =>
+    (await env.pool.query(`SELECT campaign_id IS NOT NULL AS campaign, status, count(*)::int AS n FROM messages GROUP BY 1, 2 ORDER BY 1`)).rows;
+  assert.deepEqual(await byStatus(), [{ campaign: false, status: 'delivered', n: 8 }, { campaign: true, status: 'queued', n: 4 }]);
+  engine.holdCampaigns(false);
+  const held = await env.pool.query(`SELECT id FROM messages WHERE campaign_id IS NOT NULL`);
+  // Claimable again once the hold is over (not delivered here: no such campaign exists).
+  const due = await claimDueMessages(env.pool, 'probe', new Date(Date.now() + 1000), 8, 60_000);
+  assert.deepEqual(due.map((m) => m.id).sort(), held.rows.map((r) => r.id).sort());
 });
 
 test('refill: at most buildsAtOnce messages are built at once, the rest wait their turn and are all delivered', async () => {
