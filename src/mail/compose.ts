@@ -12,6 +12,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import { compile } from 'html-to-text';
 import { AppError } from '../errors.js';
+import { buildMimeSync, type MimeTreeNode } from './mime-build.js';
 
 export type Mailbox = string | { email: string; name?: string };
 
@@ -231,7 +232,11 @@ function prepare(input: ComposeInput) {
   return { to, cc, replyTo, attachments, headers, subject, messageId: normalizeMessageId(input.messageId) };
 }
 
-/** Validate everything, then let MailComposer build the MIME tree. Returns the raw message. */
+/**
+ * Validate everything, then let MailComposer build the MIME tree. Returns the raw message,
+ * written in one pass by buildMimeSync (nodemailer's headers and encoders, no stream pipeline
+ * per node), or by nodemailer's own build() for a tree that walk does not cover.
+ */
 export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   const { to, cc, replyTo, attachments, headers, subject, messageId } = prepare(input);
   const composer = new MailComposer({
@@ -252,5 +257,6 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     disableUrlAccess: true,
     newline: 'win',
   });
-  return composer.compile().build();
+  const tree = composer.compile();
+  return buildMimeSync(tree as unknown as MimeTreeNode) ?? tree.build();
 }
