@@ -42,9 +42,11 @@ const LINE_LENGTH = 76;
 const QP_MAX_BYTES = 64 * 1024;
 
 export function buildMimeSync(root: MimeTreeNode): Buffer | null {
-  if (!covered(root, true)) return null;
+  // Each node's transfer encoding, read once here (nodemailer scans the content for it).
+  const encodings = new Map<MimeTreeNode, string | false>();
+  if (!covered(root, true, encodings)) return null;
   const out: string[] = [];
-  writeNode(root, out);
+  writeNode(root, out, encodings);
   let message = out.join('');
   // What createReadStream's LastNewline and LeWindows transforms do to the whole output.
   if (!message.endsWith('\n')) message += message.endsWith('\r') ? '\n' : '\r\n';
@@ -52,11 +54,12 @@ export function buildMimeSync(root: MimeTreeNode): Buffer | null {
   return Buffer.from(message, 'utf8');
 }
 
-function covered(node: MimeTreeNode, isRoot: boolean): boolean {
+function covered(node: MimeTreeNode, isRoot: boolean, encodings: Map<MimeTreeNode, string | false>): boolean {
   if (node._raw || node._transforms.length > 0 || node._processFuncs.length > 0) return false;
   if (isRoot ? node.newline !== 'win' : node.newline !== undefined && node.newline !== 'win') return false;
+  const encoding = node.getTransferEncoding();
+  encodings.set(node, encoding);
   if (node.content) {
-    const encoding = node.getTransferEncoding();
     const text = /^text\//i.test(String(node.getHeader('Content-Type') ?? '').trim());
     if (typeof node.content !== 'string' && !Buffer.isBuffer(node.content)) return false;
     if (encoding === 'quoted-printable') {
@@ -65,12 +68,12 @@ function covered(node: MimeTreeNode, isRoot: boolean): boolean {
       return false;
     }
   }
-  return node.childNodes.every((child) => covered(child, false));
+  return node.childNodes.every((child) => covered(child, false, encodings));
 }
 
 /** MimeNode.stream(): the header block, the encoded content, then the children between boundaries. */
-function writeNode(node: MimeTreeNode, out: string[]): void {
-  const encoding = node.getTransferEncoding();
+function writeNode(node: MimeTreeNode, out: string[], encodings: Map<MimeTreeNode, string | false>): void {
+  const encoding = encodings.get(node);
   out.push(node.buildHeaders() + '\r\n\r\n');
   if (node.content) {
     const content = node.content as string | Buffer;
@@ -81,7 +84,7 @@ function writeNode(node: MimeTreeNode, out: string[]): void {
   if (node.multipart) {
     node.childNodes.forEach((child, i) => {
       out.push((i > 0 ? '\r\n' : '') + '--' + String(node.boundary) + '\r\n');
-      writeNode(child, out);
+      writeNode(child, out, encodings);
     });
     out.push('\r\n--' + String(node.boundary) + '--\r\n');
   }
