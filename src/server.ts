@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { bootstrapDefaultAccount } from './bootstrap.js';
 import { systemClock } from './clock.js';
@@ -28,8 +29,11 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   // The inbound MX for bounce domains and fbl@ runs with the API: both face the internet.
   const inbound = role === 'worker' ? null : await startSmtpListener({ config, pool: db.pool, clock, log });
   const workers = role === 'api' ? null : await startWorkers({ config, pool: db.pool, clock, log });
-  log.info({ role, port: app ? config.port : undefined, smtpPort: inbound?.port }, 'postline started');
-  process.stdout.write(`postline ready (role ${role})${app ? ` on ${config.baseUrl}` : ''}\n`);
+  // PORT=0 asks for any free port: say which one was given (the base URL still names port 0).
+  const port = app ? (app.server.address() as AddressInfo).port : undefined;
+  log.info({ role, port, smtpPort: inbound?.port }, 'postline started');
+  const listening = port !== undefined && port !== config.port ? ` (listening on port ${port})` : '';
+  process.stdout.write(`postline ready (role ${role})${app ? ` on ${config.baseUrl}${listening}` : ''}\n`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

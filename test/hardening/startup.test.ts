@@ -48,6 +48,19 @@ test('postline start (stdout not a terminal): JSON log lines, the https warning 
   assert.match(warn?.msg ?? '', /not https/, out);
 });
 
+test('postline start with PORT=0: the ready line names the port it was given, and the API answers there', async () => {
+  const { child, output } = await startCli(['start', '--role', 'api'], env(), /postline ready/);
+  try {
+    const port = Number(/listening on port (\d+)/.exec(output())?.[1]);
+    assert.ok(port > 0, output());
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+    assert.equal(res.status, 200);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+});
+
 test('postline start on a terminal: pretty log lines (pino-pretty), not JSON', async () => {
   const e = env();
   const command = [process.execPath, '--import', 'tsx', CLI, 'start', '--role', 'api'].map((a) => `'${a}'`).join(' ');
