@@ -60,10 +60,10 @@ function covered(node: MimeTreeNode, isRoot: boolean, encodings: Map<MimeTreeNod
   const encoding = node.getTransferEncoding();
   encodings.set(node, encoding);
   if (node.content) {
-    const text = /^text\//i.test(String(node.getHeader('Content-Type') ?? '').trim());
     if (typeof node.content !== 'string' && !Buffer.isBuffer(node.content)) return false;
     if (encoding === 'quoted-printable') {
-      if (!text || bytes(node.content).length > QP_MAX_BYTES) return false;
+      const text = /^text\//i.test(String(node.getHeader('Content-Type') ?? '').trim());
+      if (!text || Buffer.byteLength(node.content) > QP_MAX_BYTES) return false;
     } else if (!(encoding === 'base64' || (encoding === '7bit' && typeof node.content === 'string'))) {
       return false;
     }

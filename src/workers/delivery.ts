@@ -116,15 +116,18 @@ export class DeliveryEngine {
    * While `hold` is true, claims only messages of no campaign. The worker holds campaign mail
    * while its process fans a campaign out: building and signing take the cores the fan-out's
    * batches need, and the campaign is fully queued sooner (docs/campaigns.md); transactional
-   * and automation mail keeps its full share of the engine meanwhile.
+   * and automation mail keeps its full share of the engine meanwhile. Returns whether that
+   * changed anything.
    */
-  holdCampaigns(hold: boolean): void {
+  holdCampaigns(hold: boolean): boolean {
+    const changed = hold !== this.campaignsHeld;
     this.campaignsHeld = hold;
+    return changed;
   }
 
   /**
    * The worker's loop step: a refilling claim. Messages are delivered without waiting for the
-   * rest of their claim: while at least half of the in-flight limit is free, due messages are claimed
+   * rest of their claim: while at least half of `batchSize` is free, due messages are claimed
    * to fill it up, and `onRoom` is called when the in-flight count falls back to half, so the
    * loop claims again while the other half is still being built and sent. (A whole claim
    * waiting for its slowest message left the cores idle at every claim's tail.) Returns how
@@ -136,11 +139,10 @@ export class DeliveryEngine {
       this.reclaimed = true;
       await this.releaseDeadLeases();
     }
-    const limit = this.opts.batchSize;
-    const room = limit - this.inFlight.size;
-    if (room < Math.ceil(limit / 2)) return 0;
+    const room = this.opts.batchSize - this.inFlight.size;
+    if (room < Math.ceil(this.opts.batchSize / 2)) return 0;
     const claimed = await claimDueMessages(this.deps.pool, this.workerId, this.deps.clock.now(), room, this.opts.leaseMs, { campaigns: !this.campaignsHeld });
-    const lowWater = Math.floor(limit / 2);
+    const lowWater = Math.floor(this.opts.batchSize / 2);
     for (const m of claimed) {
       const delivery: Promise<void> = (async () => this.outcomes.submit(await this.deliverOne(m)))()
         .catch(onError)

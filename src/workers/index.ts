@@ -45,12 +45,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   notifications.on('postline_messages', () => deliveryLoop.wake());
   // While this process fans a campaign out, its delivery holds campaign mail (docs/campaigns.md:
   // the fan-out is then done sooner; transactional and automation mail keeps flowing).
-  let fanningOut = false;
   const onFanOut = (running: boolean) => {
-    if (running === fanningOut) return;
-    fanningOut = running;
-    delivery.holdCampaigns(running);
-    if (!running) deliveryLoop.wake();
+    if (delivery.holdCampaigns(running) && !running) deliveryLoop.wake();
   };
   const campaignLoop = startLoop('campaigns', 1_000, () => runCampaignStep({ ...campaignDeps(deps), onFanOut }), onError);
   notifications.on('postline_campaigns', () => campaignLoop.wake());

@@ -77,11 +77,6 @@ export async function insertFanOutParts(db: Queryable, campaignId: string, bound
   );
 }
 
-// A part whose holder stopped (campaign paused or cancelled) is free for the next claim at once.
-export async function releaseFanOutPart(db: Queryable, campaignId: string, part: number, workerId: string): Promise<void> {
-  await db.query('UPDATE campaign_fanout_parts SET locked_by = NULL, locked_until = NULL WHERE campaign_id = $1 AND part = $2 AND locked_by = $3', [campaignId, part, workerId]);
-}
-
 // Sending campaigns whose fan-out is finished: candidates for 'sent' once nothing is pending.
 export async function selectFannedOutCampaigns(db: Queryable): Promise<{ id: string; account_id: string }[]> {
   const { rows } = await db.query(`SELECT id, account_id FROM campaigns WHERE status = 'sending' AND fanout_done`);
@@ -265,11 +260,11 @@ export interface BatchProgress {
 
 // The part's checkpoint and the campaign's counters, in the batch's transaction, after
 // lockCampaignForAdvance. Fenced by the part's lease holder and checkpoint: a worker whose lease
-// was taken over writes nothing and gets null (its transaction's messages are rolled back with it
+// was taken over writes nothing and gets false (its transaction's messages are rolled back with it
 // by the caller). When the last part finishes, the fan-out is done and the audience size becomes
-// the exact count. Returns whether the whole fan-out is done.
-export async function advanceFanOut(db: Queryable, campaignId: string, workerId: string, p: BatchProgress): Promise<{ fanoutDone: boolean } | null> {
-  const { rows } = await db.query<{ fanout_done: boolean }>(
+// the exact count.
+export async function advanceFanOut(db: Queryable, campaignId: string, workerId: string, p: BatchProgress): Promise<boolean> {
+  const { rowCount } = await db.query(
     `WITH advanced AS (
        UPDATE campaign_fanout_parts SET last_subscriber_id = $4, locked_until = $13
         WHERE NOT $11 AND campaign_id = $1 AND part = $2 AND locked_by = $3 AND last_subscriber_id = $14
@@ -293,12 +288,11 @@ export async function advanceFanOut(db: Queryable, campaignId: string, workerId:
             fanout_done = fin.all_done, throttle_next_at = $12,
             audience_size = CASE WHEN fin.all_done THEN queued + $5 ELSE audience_size END
        FROM fin
-      WHERE id = $1 AND status = 'sending' AND EXISTS (SELECT 1 FROM mine)
-     RETURNING fanout_done`,
+      WHERE id = $1 AND status = 'sending' AND EXISTS (SELECT 1 FROM mine)`,
     [campaignId, p.part, workerId, p.lastSubscriberId, p.queued, p.skipped.suppressed, p.skipped.unsubscribed, p.skipped.bounced,
       p.skipped.complained, p.skipped.duplicate, p.done, p.throttleNextAt, p.leaseUntil, p.after],
   );
-  return rows[0] ? { fanoutDone: rows[0].fanout_done } : null;
+  return (rowCount ?? 0) > 0;
 }
 
 export async function setAudienceSize(db: Queryable, campaignId: string, size: number): Promise<void> {
