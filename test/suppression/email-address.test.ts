@@ -36,3 +36,18 @@ test('email address: length limits are RFC 5321\'s: local part 64, whole address
   assert.ok(parseEmailAddress(`x@${domain}`).ok);
   assert.equal(parseEmailAddress(`xy@${domain}`).ok, false);
 });
+
+test('email address: a remembered parse answers exactly as the first one, and cannot be changed by a caller', () => {
+  const inputs = [' Jane.Doe+news@Example.COM ', 'Jörg@Exämple.de', '"A"@example.com', 'a@b', 'Jane <jane@example.com>', 'x'.repeat(65) + '@example.com', ''];
+  const first = inputs.map((i) => structuredClone(parseEmailAddress(i)));
+  assert.deepEqual(inputs.map((i) => parseEmailAddress(i)), first);
+  const r = parseEmailAddress('Jane.Doe@Example.COM');
+  assert.ok(r.ok);
+  assert.throws(() => {
+    (r.value as { key: string }).key = 'someone@else.example';
+  }, TypeError);
+  assert.equal(emailKey('Jane.Doe@Example.COM'), 'jane.doe@example.com');
+  // Past the memo's size it starts over; answers stay the same.
+  for (let i = 0; i < 10_050; i++) assert.equal(emailKey(`reader${i}@Example.net`), `reader${i}@example.net`);
+  assert.deepEqual(parseEmailAddress(inputs[0]), first[0]);
+});
