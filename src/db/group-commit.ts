@@ -24,14 +24,18 @@ export class GroupCommit<T, R> {
 
   /**
    * `write` stores a batch in one statement and returns one result per item, in order.
-   * `maxInFlight` writes may run at once (the second overlaps the first's round trip).
+   * `maxInFlight` writes may run at once. One is the default: on this kind of machine a
+   * statement's round trip is CPU on both sides (the client's socket write, the server's
+   * work), not wire time, so a second write in flight only halves the batches and doubles the
+   * statements (bench:send-api 1,088–1,257 → 1,312–1,684 accepted/s, bench:tracking
+   * 3,924–4,430 → 5,071–5,179 redirects/s with one; docs/benchmarks.md).
    * `keyOf` (optional) keeps the items of one key in submission order: an item waits while an
    * earlier item of its key is being written, so two overlapping writes never race on a key
    * (the second write would otherwise be free to commit first).
    */
   constructor(
     private readonly write: (items: T[]) => Promise<R[]>,
-    private readonly opts: { maxBatch: number; maxInFlight: number; keyOf?: (item: T) => string } = { maxBatch: 500, maxInFlight: 2 },
+    private readonly opts: { maxBatch: number; maxInFlight: number; keyOf?: (item: T) => string } = { maxBatch: 500, maxInFlight: 1 },
   ) {}
 
   submit(item: T): Promise<R> {
