@@ -31,31 +31,34 @@ export function notifySoon(pool: Pool, channel: Channel): void {
   if (inSandbox()) return; // a test-key request committed nothing to wake anyone for
   let channels = state.get(pool);
   if (!channels) state.set(pool, (channels = new Map()));
-  let s = channels.get(channel);
-  if (!s) channels.set(channel, (s = { busy: false, owed: false, sentAt: -Infinity }));
-  if (s.busy) {
-    s.owed = true;
+  let st = channels.get(channel);
+  if (!st) channels.set(channel, (st = { busy: false, owed: false, sentAt: -Infinity }));
+  if (st.busy) {
+    st.owed = true;
     return;
   }
-  s.busy = true;
-  const st = s;
-  // The timer does not keep the process alive: a notification lost at exit only delays a
-  // worker's next poll.
-  const schedule = (): void => {
-    const wait = st.sentAt + NOTIFY_GAP_MS - Date.now();
-    if (wait <= 0) send();
-    else setTimeout(schedule, wait).unref(); // rechecked: a timer may fire a millisecond early
-  };
-  const send = (): void => {
-    st.owed = false;
-    st.sentAt = Date.now();
-    pool
-      .query('SELECT pg_notify($1, $2)', [channel, ''])
-      .catch(() => {})
-      .finally(() => {
-        if (st.owed) schedule();
-        else st.busy = false;
-      });
-  };
-  schedule();
+  st.busy = true;
+  sendWhenDue(pool, channel, st);
+}
+
+/**
+ * Sends once NOTIFY_GAP_MS has passed since the last send (rechecked when the timer fires: a
+ * timer may fire a millisecond early), then again if owed. The timer does not keep the process
+ * alive: a notification lost at exit only delays a worker's next poll.
+ */
+function sendWhenDue(pool: Pool, channel: Channel, st: ChannelState): void {
+  const wait = st.sentAt + NOTIFY_GAP_MS - Date.now();
+  if (wait > 0) {
+    setTimeout(() => sendWhenDue(pool, channel, st), wait).unref();
+    return;
+  }
+  st.owed = false;
+  st.sentAt = Date.now();
+  pool
+    .query('SELECT pg_notify($1, $2)', [channel, ''])
+    .catch(() => {})
+    .finally(() => {
+      if (st.owed) sendWhenDue(pool, channel, st);
+      else st.busy = false;
+    });
 }
