@@ -4,9 +4,12 @@
  * running as its own process (`postline start --role api`) on a scratch embedded PostgreSQL.
  * The messages are real rows accepted through POST /api/v1/emails (8 KB of HTML each); the
  * requests rotate over their click links. Afterwards the click events are counted, so a
- * redirect that recorded nothing cannot inflate the figure.
+ * redirect that recorded nothing cannot inflate the figure. With `--campaign` the messages
+ * belong to a campaign (created through the API, its rows attached in the setup), so every
+ * click also updates the campaign's counters, hourly timeline and link table: the burst a
+ * campaign's readers cause.
  *
- *   npm run bench:tracking -- [--connections 50] [--duration 10] [--messages 50]
+ *   npm run bench:tracking -- [--connections 50] [--duration 10] [--messages 50] [--campaign]
  */
 import autocannon from 'autocannon';
 import { parseArgs } from 'node:util';
@@ -17,7 +20,7 @@ import { TrackingLinks } from '../src/domain/tracking/links.js';
 import { startCluster } from './lib/server.js';
 
 const { values } = parseArgs({
-  options: { connections: { type: 'string', default: '50' }, duration: { type: 'string', default: '10' }, messages: { type: 'string', default: '50' } },
+  options: { connections: { type: 'string', default: '50' }, duration: { type: 'string', default: '10' }, messages: { type: 'string', default: '50' }, campaign: { type: 'boolean', default: false } },
 });
 const cluster = await startCluster(['api'], { POSTLINE_DELIVERY: 'capture' });
 const { config } = cluster;
@@ -45,10 +48,22 @@ for (let i = 0; i < Number(values.messages); i++) {
   }
 }
 
+let campaignId: string | null = null;
+if (values.campaign) {
+  const api = (path: string, body: unknown) => fetch(`${base}${path}`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  }).then(async (r) => ({ status: r.status, body: (await r.json()) as { id: string } }));
+  const list = await api('/api/v1/lists', { name: 'readers' });
+  const campaign = await api('/api/v1/campaigns', { name: 'Bench', subject: 'Bench', from: { email: 'news@bench.example' }, html, audience: { lists: [list.body.id] } });
+  if (campaign.status !== 201) throw new Error(`campaign not created: ${campaign.status} ${JSON.stringify(campaign.body)}`);
+  campaignId = campaign.body.id;
+  await db.pool.query(`UPDATE messages SET campaign_id = $1 WHERE account_id = $2`, [campaignId, account.id]);
+}
+
 let next = 0;
 const connections = Number(values.connections);
 const duration = Number(values.duration);
-process.stdout.write(`GET /t/c/{token} against 'postline start --role api', ${connections} connections, ${duration}s, ${paths.length} links, node ${process.version}\n`);
+process.stdout.write(`GET /t/c/{token} against 'postline start --role api', ${connections} connections, ${duration}s, ${paths.length} links${values.campaign ? ' of campaign messages' : ''}, node ${process.version}\n`);
 const result = await autocannon({
   url: base,
   connections,
@@ -57,11 +72,14 @@ const result = await autocannon({
 });
 const redirects = result['3xx'];
 const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE type = 'click'`);
+const counted = campaignId
+  ? (await db.pool.query<{ n: number }>(`SELECT coalesce(sum(clicks), 0)::int AS n FROM campaign_stats WHERE campaign_id = $1`, [campaignId])).rows[0].n
+  : null;
 process.stdout.write(
   [
     `redirects/s avg ${(redirects / duration).toFixed(0)}  (302s ${redirects}, other ${result.requests.total - redirects}, errors ${result.errors}, timeouts ${result.timeouts})`,
     `latency ms  p50 ${result.latency.p50}  p90 ${result.latency.p90}  p99 ${result.latency.p99}  max ${result.latency.max}`,
-    `click events recorded ${rows[0].n}`,
+    `click events recorded ${rows[0].n}${counted === null ? '' : `, counted in the campaign's report ${counted}`}`,
   ].join('\n') + '\n',
 );
 await cluster.stop();

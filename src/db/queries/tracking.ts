@@ -5,9 +5,7 @@ import { afterCommit, type Queryable } from '../pool.js';
  * The tracking endpoints' statements. Clicks and opens are the hottest writes a recipient can
  * cause, so they are written in batches (db/group-commit.ts): ONE statement per batch finds
  * the messages and inserts the events in arrival order; the webhook dispatchers are woken
- * after it commits. Message bodies are never loaded. The campaign is taken from the joined
- * message, so the per-row trigger that tags campaign events (events_set_campaign, migration
- * 012) has nothing left to look up.
+ * after it commits. Message bodies are never loaded.
  */
 
 export interface TrackedVisit {
@@ -34,8 +32,8 @@ export async function insertClickEvents(db: Queryable, visits: (TrackedVisit & {
          WITH ORDINALITY AS v(id, message_id, data, occurred_at, url, ord)
      ),
      e AS (
-       INSERT INTO events (id, account_id, message_id, campaign_id, type, email, url, data, occurred_at)
-       SELECT v.id, m.account_id, m.id, m.campaign_id, 'click', m.to_email, v.url, v.data, v.occurred_at
+       INSERT INTO events (id, account_id, message_id, type, email, url, data, occurred_at)
+       SELECT v.id, m.account_id, m.id, 'click', m.to_email, v.url, v.data, v.occurred_at
          FROM v JOIN messages m ON m.id = v.message_id
         ORDER BY v.ord
        RETURNING id
@@ -62,16 +60,16 @@ export async function insertOpenEvents(db: Queryable, visits: TrackedVisit[]): P
          WITH ORDINALITY AS v(id, message_id, data, occurred_at, ord)
      ),
      first AS (
-       INSERT INTO events (id, account_id, message_id, campaign_id, type, email, url, data, occurred_at)
-       SELECT v.id, m.account_id, m.id, m.campaign_id, 'open', m.to_email, NULL, v.data || '{"unique": true}'::jsonb, v.occurred_at
+       INSERT INTO events (id, account_id, message_id, type, email, url, data, occurred_at)
+       SELECT v.id, m.account_id, m.id, 'open', m.to_email, NULL, v.data || '{"unique": true}'::jsonb, v.occurred_at
          FROM v JOIN messages m ON m.id = v.message_id
         ORDER BY v.ord
        ON CONFLICT (message_id) WHERE type = 'open' AND (data->>'unique') = 'true' DO NOTHING
        RETURNING id
      ),
      again AS (
-       INSERT INTO events (id, account_id, message_id, campaign_id, type, email, url, data, occurred_at)
-       SELECT v.id, m.account_id, m.id, m.campaign_id, 'open', m.to_email, NULL, v.data || '{"unique": false}'::jsonb, v.occurred_at
+       INSERT INTO events (id, account_id, message_id, type, email, url, data, occurred_at)
+       SELECT v.id, m.account_id, m.id, 'open', m.to_email, NULL, v.data || '{"unique": false}'::jsonb, v.occurred_at
          FROM v JOIN messages m ON m.id = v.message_id
         WHERE v.id NOT IN (SELECT id FROM first)
         ORDER BY v.ord
