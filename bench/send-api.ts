@@ -56,6 +56,10 @@ const emailTo = (to: string) => JSON.stringify({
 const bodies = Array.from({ length: RECIPIENTS }, (_, i) => emailTo(`reader${i}@example.net`));
 let next = 0;
 process.stdout.write(`POST /api/v1/emails against 'postline start --role api', ${connections} connections, ${duration}s, ~${Math.round(bodies[0].length / 1024)} KB body, ${RECIPIENTS} recipients in turn, node ${process.version}\n`);
+// Commits (every statement outside a transaction is one) per accepted request: how well the
+// accept path's group commits batch (docs/benchmarks.md, issue 16 fifth pass).
+const commits = async () => (await pool.query(`SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()`)).rows[0].n as number;
+const commitsBefore = await commits();
 const result = await autocannon({
   url: `http://127.0.0.1:${cluster.port}/api/v1/emails`,
   method: 'POST',
@@ -64,6 +68,7 @@ const result = await autocannon({
   headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
   requests: [{ setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }) }],
 });
+const commitsDuring = (await commits()) - commitsBefore;
 const accepted = (await pool.query(`SELECT count(*)::int AS n FROM messages`)).rows[0].n as number;
 const apiRate = result.requests.average;
 process.stdout.write(
@@ -71,6 +76,7 @@ process.stdout.write(
     `raw INSERT  ${rawRate.toFixed(0)}/s  (${connections} clients, 2 KB rows, same PostgreSQL)`,
     `send API    ${apiRate.toFixed(0)} accepted/s  (total ${result.requests.total}, stored ${accepted}, non-2xx ${result.non2xx}, errors ${result.errors})`,
     `latency ms  p50 ${result.latency.p50}  p90 ${result.latency.p90}  p99 ${result.latency.p99}  max ${result.latency.max}`,
+    `database    ${(commitsDuring / Math.max(1, result.requests.total)).toFixed(2)} commits per request (all connections to the database, the bench's own included)`,
     `ratio       ${((apiRate / rawRate) * 100).toFixed(0)}% of the raw insert rate (target ≥ 50%)`,
   ].join('\n') + '\n',
 );
