@@ -222,7 +222,9 @@ step('templates: create, edit with a live preview of the unsaved draft through t
   await page.getByLabel('HTML', { exact: true }).fill('<h1>Hello {{ name }}, welcome!</h1>');
   await page.frameLocator('iframe[title="HTML preview"]').getByText('Hello Grace, welcome!').waitFor();
   await page.getByRole('button', { name: 'Save', exact: true }).click();
-  await page.getByText('Saved').waitFor();
+  // The status line, not any text containing "saved": the buttons' "SaveDelete" does too, so
+  // getByText('Saved') resolved at once without waiting for the save.
+  await page.getByRole('status').filter({ hasText: /^Saved / }).waitFor();
   const saved = await api('GET', `/templates/${ids.template}`);
   assert.equal(saved.html, '<h1>Hello {{ name }}, welcome!</h1>');
   assert.equal(saved.folder, 'Onboarding');
