@@ -34,15 +34,17 @@ const domain = await createDomain(db.pool, { accountId: account.id, name: 'bench
 await forceVerifyDomain(db.pool, domain.id, new Date());
 const html = `<html><body>${'<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.</p>\n'.repeat(90)}</body></html>`;
 const links = new TrackingLinks(config);
+/** POSTs to the API with the bench's key; throws unless it answers `expect`. */
+async function post(path: string, body: unknown, expect: number): Promise<{ id: string }> {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  if (res.status !== expect) throw new Error(`POST ${path} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as { id: string };
+}
 const paths: string[] = [];
 for (let i = 0; i < Number(values.messages); i++) {
-  const res = await fetch(`${base}/api/v1/emails`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ to: `reader${i}@example.net`, from: { email: 'news@bench.example' }, subject: 'Bench', html }),
-  });
-  if (res.status !== 202) throw new Error(`send failed: ${res.status} ${await res.text()}`);
-  const { id } = (await res.json()) as { id: string };
+  const { id } = await post('/api/v1/emails', { to: `reader${i}@example.net`, from: { email: 'news@bench.example' }, subject: 'Bench', html }, 202);
   for (const url of [`https://bench.example/article/${i}?utm_source=postline&utm_medium=email`, `https://bench.example/shop?item=${i}&ref=mail#buy`]) {
     paths.push(new URL(links.click(id, url, null)).pathname);
   }
@@ -50,13 +52,8 @@ for (let i = 0; i < Number(values.messages); i++) {
 
 let campaignId: string | null = null;
 if (values.campaign) {
-  const api = (path: string, body: unknown) => fetch(`${base}${path}`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-  }).then(async (r) => ({ status: r.status, body: (await r.json()) as { id: string } }));
-  const list = await api('/api/v1/lists', { name: 'readers' });
-  const campaign = await api('/api/v1/campaigns', { name: 'Bench', subject: 'Bench', from: { email: 'news@bench.example' }, html, audience: { lists: [list.body.id] } });
-  if (campaign.status !== 201) throw new Error(`campaign not created: ${campaign.status} ${JSON.stringify(campaign.body)}`);
-  campaignId = campaign.body.id;
+  const list = await post('/api/v1/lists', { name: 'readers' }, 201);
+  campaignId = (await post('/api/v1/campaigns', { name: 'Bench', subject: 'Bench', from: { email: 'news@bench.example' }, html, audience: { lists: [list.id] } }, 201)).id;
   await db.pool.query(`UPDATE messages SET campaign_id = $1 WHERE account_id = $2`, [campaignId, account.id]);
 }
 

@@ -21,13 +21,14 @@ export class GroupCommit<T, R> {
   private inFlight = 0;
   /** With `keyOf`: how many items of each key are in writes now. */
   private busyKeys = new Map<string, number>();
+  private readonly opts: { maxBatch: number; maxInFlight: number; keyOf?: (item: T) => string };
 
   /**
-   * `write` stores a batch in one statement and returns one result per item, in order.
-   * `maxInFlight` writes may run at once. One is the default: on this kind of machine a
-   * statement's round trip is CPU on both sides (the client's socket write, the server's
-   * work), not wire time, so a second write in flight only halves the batches and doubles the
-   * statements (bench:send-api 1,088–1,257 → 1,312–1,684 accepted/s, bench:tracking
+   * `write` stores a batch in one statement and returns one result per item, in order;
+   * batches hold at most `maxBatch` items (default 500). `maxInFlight` writes may run at once,
+   * one by default: on this kind of machine a statement's round trip is CPU on both sides
+   * (the client's socket write, the server's work), not wire time, so a second write in flight
+   * only halves the batches and doubles the statements (bench:send-api 1,088–1,257 → 1,312–1,684 accepted/s, bench:tracking
    * 3,924–4,430 → 5,071–5,179 redirects/s with one; docs/benchmarks.md).
    * `keyOf` (optional) keeps the items of one key in submission order: an item waits while an
    * earlier item of its key is being written, so two overlapping writes never race on a key
@@ -35,8 +36,10 @@ export class GroupCommit<T, R> {
    */
   constructor(
     private readonly write: (items: T[]) => Promise<R[]>,
-    private readonly opts: { maxBatch: number; maxInFlight: number; keyOf?: (item: T) => string } = { maxBatch: 500, maxInFlight: 1 },
-  ) {}
+    opts: { maxBatch?: number; maxInFlight?: number; keyOf?: (item: T) => string } = {},
+  ) {
+    this.opts = { maxBatch: 500, maxInFlight: 1, ...opts };
+  }
 
   submit(item: T): Promise<R> {
     // A test-key request's write goes to its own sandbox transaction (db/sandbox.ts), alone:

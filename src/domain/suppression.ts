@@ -116,7 +116,7 @@ export class SuppressionLookups {
       }
       const hits = new Set((await selectSuppressedPairs(db, accountIds, keys)).map((r) => `${r.account_id} ${r.email_key}`));
       return items.map((item) => new Set(item.keys.filter((k) => hits.has(`${item.accountId} ${k}`))));
-    }, { maxBatch: 500, maxInFlight: 1 });
+    });
   }
 
   /** Which of `emails` are on the account's list (as given; addresses that do not parse never are). */

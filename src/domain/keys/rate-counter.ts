@@ -37,7 +37,7 @@ export class RateCounter {
         totals.set(k, n);
         return n;
       });
-    }, { maxBatch: 1000, maxInFlight: 1 });
+    }, { maxBatch: 1000 });
   }
 
   /** Counts one request in `bucket`'s window starting at `windowStart`; resolves to its rank in the window (1 = first). */
