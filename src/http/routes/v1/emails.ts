@@ -1,21 +1,14 @@
-import { finishPage, keyset, pageOf } from '../../../db/pagination.js';
-import { ListQuery } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
-import { notifySoon } from '../../../db/notify.js';
-import { eventsOfMessages } from '../../../db/queries/events.js';
-import { GroupCommit } from '../../../db/group-commit.js';
-import { getMessage, insertAcceptedMessages, listMessages, recipientsOfGroup, type MessageRow, type RecipientRow, type SentEventRow } from '../../../db/queries/messages.js';
-import { findSendingDomain, type SendingDomain } from '../../../domain/domains/domains.js';
-import { toApiEvent, type ApiEvent } from '../../../domain/events.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { pageOf } from '../../../db/pagination.js';
 import { SEND_LIMITS } from '../../../domain/sending/send-input.js';
-import { sendBatch, sendEmail, type BatchItemResult, type SendContext } from '../../../domain/sending/sending.js';
-import { SuppressionLookups } from '../../../domain/suppression.js';
+import { SendPipeline } from '../../../domain/sending/send-pipeline.js';
+import { getSentEmail, listSentEmails } from '../../../domain/sending/sent-emails.js';
+import type { BatchItemResult } from '../../../domain/sending/sending.js';
 import { batchItemProblems } from '../../batch-items.js';
-import { TrackingLinks } from '../../../domain/tracking/links.js';
-import { notFound } from '../../../errors.js';
+import { ListQuery } from '../../pagination.js';
 import { problemBody } from '../../problem.js';
-import type { FastifyRequest } from 'fastify';
 
 const Email = Type.String({ minLength: 3, maxLength: 254, description: 'A bare address: name@example.com' });
 
@@ -125,97 +118,9 @@ const MessageDetail = Type.Intersect([
   }),
 ]);
 
-function toRecipient(r: RecipientRow, bounce: Static<typeof Bounce> | null): Static<typeof Recipient> {
-  return {
-    bounce,
-    id: r.id,
-    email: r.to_email,
-    type: r.recipient_type ?? 'to',
-    status: r.status,
-    attempts: r.attempts,
-    lastResponse: r.last_response,
-    lastMx: r.last_mx,
-    nextAttemptAt: WAITING.has(r.status) ? r.next_attempt_at.toISOString() : null,
-    deliveredAt: r.delivered_at?.toISOString() ?? null,
-  };
-}
-
-const DOMAIN_CACHE_MS = 10_000;
-
-const WAITING = new Set(['queued', 'scheduled', 'deferred', 'sending']);
-
-function toSummary(m: Omit<MessageRow, 'html' | 'text' | 'attachments'>): Static<typeof MessageSummary> {
-  return {
-    id: m.id,
-    status: m.status,
-    from: { email: m.from_email, name: m.from_name },
-    to: m.to_email,
-    cc: m.cc,
-    subject: m.subject,
-    tags: m.tags,
-    templateId: m.template_id,
-    attempts: m.attempts,
-    lastResponse: m.last_response,
-    lastMx: m.last_mx,
-    nextAttemptAt: WAITING.has(m.status) ? m.next_attempt_at.toISOString() : null,
-    scheduledAt: m.scheduled_at?.toISOString() ?? null,
-    deliveredAt: m.delivered_at?.toISOString() ?? null,
-    createdAt: m.created_at.toISOString(),
-  };
-}
-
-/** The latest hard or soft bounce of one message (one recipient) in a send's timeline, as its `bounce` field shows it. */
-function lastBounce(events: ApiEvent[], messageId: string): Static<typeof Bounce> | null {
-  const e = events.findLast((x) => x.messageId === messageId && (x.type === 'hard_bounce' || x.type === 'soft_bounce'));
-  const b = e?.data.bounce as Record<string, unknown> | undefined;
-  if (!e || !b || typeof b.reason !== 'string') return null;
-  const text = (v: unknown) => (typeof v === 'string' ? v : null);
-  return {
-    type: e.type as 'hard_bounce' | 'soft_bounce', reason: b.reason, category: text(b.category) ?? 'unknown', status: text(b.status),
-    diagnostic: text(b.diagnostic), mta: text(b.mta), occurredAt: e.occurredAt,
-  };
-}
-
-export async function emailRoutes(app: FastifyInstance): Promise<void> {
-  const links = new TrackingLinks(app.deps.config);
-  // Concurrent accepts are written together: one statement and one commit per batch instead
-  // of one per request (bench/send-api). Each request still answers only after its commit.
-  const inserts = new GroupCommit<{ rows: MessageRow[]; events: SentEventRow[] }, true>(async (batch) => {
-    await insertAcceptedMessages(app.deps.pool, batch.flatMap((b) => b.rows), batch.flatMap((b) => b.events), null);
-    return batch.map(() => true as const);
-  });
-  // Verified domains change rarely; caching the positive answer for a few seconds saves a
-  // query per send. A domain deleted meanwhile stops being accepted within DOMAIN_CACHE_MS.
-  const domains = new Map<string, { domain: SendingDomain; at: number }>();
-  const findDomain = async (accountId: string, fromEmail: string): Promise<SendingDomain | null> => {
-    const key = `${accountId} ${fromEmail.slice(fromEmail.lastIndexOf('@') + 1).toLowerCase()}`;
-    const hit = domains.get(key);
-    if (hit && Date.now() - hit.at < DOMAIN_CACHE_MS) return hit.domain;
-    const domain = await findSendingDomain(app.deps.pool, accountId, fromEmail);
-    if (domains.size > 10_000) domains.clear();
-    if (domain) domains.set(key, { domain, at: Date.now() });
-    else domains.delete(key);
-    return domain;
-  };
-  const suppression = new SuppressionLookups(app.deps.pool);
-  const wakeWorkers = () => {
-    notifySoon(app.deps.pool, 'postline_messages');
-    notifySoon(app.deps.pool, 'postline_events');
-  };
-  const contextOf = (request: FastifyRequest): SendContext => ({
-    db: app.deps.pool,
-    config: app.deps.config,
-    links,
-    accountId: request.auth.accountId,
-    mode: request.auth.mode,
-    monthlyQuota: request.auth.monthlyQuota,
-    now: app.deps.clock.now(),
-    findDomain,
-    storeAccepted: async (rows, events) => {
-      await inserts.submit({ rows, events });
-    },
-    suppressedAmong: (accountId, emails) => suppression.suppressedAmong(accountId, emails),
-  });
+export async function emailRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const pipeline = new SendPipeline(app.deps);
 
   app.post('/api/v1/emails', {
     schema: {
@@ -232,8 +137,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
       },
     },
   }, async (request, reply) => {
-    const result = await sendEmail(contextOf(request), request.body as Static<typeof SendBody>);
-    if (!result.sandbox) wakeWorkers();
+    const result = await pipeline.send(request.auth, request.body);
     return reply.code(result.sandbox ? 200 : 202).send(result);
   });
 
@@ -257,11 +161,9 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
       },
     },
   }, async (request) => {
-    const body = request.body as { emails: Static<typeof SendBody>[] };
     const refused = batchItemProblems(request, 'emails');
-    const valid = body.emails.map((item, index) => ({ item, index })).filter((x) => !refused.has(x.index));
-    const sent = await sendBatch(contextOf(request), valid.map((x) => x.item));
-    if (sent.some((r) => !('error' in r) && !r.sandbox)) wakeWorkers();
+    const valid = request.body.emails.map((item, index) => ({ item, index })).filter((x) => !refused.has(x.index));
+    const sent = await pipeline.sendBatch(request.auth, valid.map((x) => x.item));
     const results: BatchItemResult[] = [
       ...sent.map((r) => ({ ...r, index: valid[r.index].index })),
       ...[...refused].map(([index, error]) => ({ index, error })),
@@ -291,12 +193,8 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
       response: { 200: Type.Object({ data: Type.Array(MessageSummary), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
     },
   }, async (request) => {
-    const q = request.query as ListQuery & { status?: string; to?: string; tag?: string };
-    const page = pageOf(q);
-    const k = keyset(page, 'id', 5);
-    const rows = await listMessages(app.deps.pool, request.auth.accountId, q, { ...k, limit: page.limit });
-    const { data, nextCursor } = finishPage(rows, page, (r) => r.id);
-    return { data: data.map(toSummary), nextCursor };
+    const { limit, order, cursor, ...filter } = request.query;
+    return listSentEmails(app.deps.pool, request.auth.accountId, filter, pageOf({ limit, order, cursor }));
   });
 
   app.get('/api/v1/emails/:id', {
@@ -307,25 +205,5 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
       response: { 200: MessageDetail },
     },
-  }, async (request) => {
-    const { id } = request.params as { id: string };
-    const m = await getMessage(app.deps.pool, request.auth.accountId, id);
-    if (!m) throw notFound(`email ${id}`);
-    // Any recipient's id shows the whole send: its `to` row's fields, every recipient's status.
-    const groupId = m.group_id ?? m.id;
-    const recipients = await recipientsOfGroup(app.deps.pool, request.auth.accountId, groupId);
-    const head = groupId === m.id ? m : ((await getMessage(app.deps.pool, request.auth.accountId, groupId)) ?? m);
-    const events = await eventsOfMessages(app.deps.pool, request.auth.accountId, recipients.map((r) => r.id));
-    const apiEvents = events.map(toApiEvent);
-    return {
-      ...toSummary(head),
-      groupId,
-      bcc: head.bcc,
-      recipients: recipients.map((r) => toRecipient(r, lastBounce(apiEvents, r.id))),
-      html: head.html,
-      text: head.text,
-      bounce: lastBounce(apiEvents, m.id),
-      events: apiEvents,
-    };
-  });
+  }, async (request) => getSentEmail(app.deps.pool, request.auth.accountId, request.params.id));
 }
