@@ -28,6 +28,20 @@ export interface Config {
   /** Requests per minute per account: live keys, and all test keys together. */
   rateLimits: { live: number; test: number };
   logLevel: string;
+  /** SMTP submission (docs/submission.md); each port off when unset. */
+  submission: SubmissionConfig;
+}
+
+export interface SubmissionConfig {
+  /** 587-style: plain connection, STARTTLS before AUTH. */
+  port: number | undefined;
+  /** 465-style: TLS from the first byte. */
+  tlsPort: number | undefined;
+  /** PEM paths of the listeners' certificate chain and key. */
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  /** AUTH before STARTTLS; only honoured when HOST is a loopback address (development). */
+  allowInsecureAuth: boolean;
 }
 
 export class ConfigError extends Error {
@@ -139,7 +153,30 @@ export function loadConfig(env: Env = process.env): Config {
       test: int(env, 'POSTLINE_RATE_LIMIT_TEST', 120, 1, 100_000_000),
     },
     logLevel: env.LOG_LEVEL || 'info',
+    submission: submissionConfig(env),
   };
+}
+
+function submissionConfig(env: Env): SubmissionConfig {
+  const optionalPort = (name: string) => (env[name] ? int(env, name, 0, 0, 65535) : undefined);
+  const port = optionalPort('POSTLINE_SUBMISSION_PORT');
+  const tlsPort = optionalPort('POSTLINE_SUBMISSIONS_PORT');
+  const tlsCert = env.POSTLINE_TLS_CERT || undefined;
+  const tlsKey = env.POSTLINE_TLS_KEY || undefined;
+  const allowInsecureAuth = bool(env, 'POSTLINE_SUBMISSION_ALLOW_INSECURE_AUTH');
+  if ((port !== undefined || tlsPort !== undefined) && (!tlsCert || !tlsKey)) {
+    // Without a certificate of its own, STARTTLS would offer a self-signed one nobody can verify.
+    throw new ConfigError(tlsCert ? 'POSTLINE_TLS_KEY' : 'POSTLINE_TLS_CERT', 'is required when POSTLINE_SUBMISSION_PORT or POSTLINE_SUBMISSIONS_PORT is set');
+  }
+  for (const [name, path] of [['POSTLINE_TLS_CERT', tlsCert], ['POSTLINE_TLS_KEY', tlsKey]] as const) {
+    if (path && !existsSync(path)) throw new ConfigError(name, `no file at ${path}`);
+  }
+  return { port, tlsPort, tlsCert, tlsKey, allowInsecureAuth };
+}
+
+/** Whether `host` only takes connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /**
@@ -147,8 +184,11 @@ export function loadConfig(env: Env = process.env): Config {
  * List-Unsubscribe and tracking links point, and RFC 8058 one-click unsubscribe requires https:
  * receivers (Gmail, Yahoo) ignore an http one-click URL.
  */
-export function startupWarnings(config: Pick<Config, 'baseUrl'>): string[] {
+export function startupWarnings(config: Pick<Config, 'baseUrl' | 'host' | 'submission'>): string[] {
   const warnings: string[] = [];
+  if (config.submission.allowInsecureAuth && !isLoopbackHost(config.host)) {
+    warnings.push(`POSTLINE_SUBMISSION_ALLOW_INSECURE_AUTH is ignored: HOST is ${config.host}, not a loopback address; SMTP submission asks for TLS before AUTH.`);
+  }
   if (new URL(config.baseUrl).protocol !== 'https:') {
     warnings.push(
       `POSTLINE_BASE_URL is ${config.baseUrl}, not https: List-Unsubscribe links in mail point there, and RFC 8058 one-click ` +

@@ -7,6 +7,7 @@ import { loggerOptions } from './logging.js';
 import { openDatabase } from './db/open.js';
 import { buildApp } from './http/app.js';
 import { startSmtpListener } from './inbound/smtp-listener.js';
+import { startSubmissionListeners } from './submission/listener.js';
 import { startWorkers } from './workers/index.js';
 
 /**
@@ -28,10 +29,12 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   }
   // The inbound MX for bounce domains and fbl@ runs with the API: both face the internet.
   const inbound = role === 'worker' ? null : await startSmtpListener({ config, pool: db.pool, clock, log });
+  // SMTP submission is another door to the send API, so it runs where the API does.
+  const submission = role === 'worker' ? null : await startSubmissionListeners({ config, pool: db.pool, clock, log });
   const workers = role === 'api' ? null : await startWorkers({ config, pool: db.pool, clock, log });
   // PORT=0 asks for any free port: say which one was given (the base URL still names port 0).
   const port = app ? (app.server.address() as AddressInfo).port : undefined;
-  log.info({ role, port, smtpPort: inbound?.port }, 'postline started');
+  log.info({ role, port, smtpPort: inbound?.port, submissionPort: submission?.port, submissionsPort: submission?.tlsPort }, 'postline started');
   const listening = port !== undefined && port !== config.port ? ` (listening on port ${port})` : '';
   process.stdout.write(`postline ready (role ${role})${app ? ` on ${config.baseUrl}${listening}` : ''}\n`);
 
@@ -45,6 +48,7 @@ export async function startServer(config: Config, role: Role): Promise<void> {
     try {
       await app?.close();
       await inbound?.close();
+      await submission?.close();
       await workers?.stop();
       await db.close();
     } finally {

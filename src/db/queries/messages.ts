@@ -34,11 +34,17 @@ export interface MessageRow {
   group_id?: string | null;
   /** How the send named this row's recipient; null means 'to'. */
   recipient_type?: 'to' | 'cc' | 'bcc' | null;
-  /** The send's To header when this row's recipient is a cc or bcc; null: to_email is the To header. */
+  /**
+   * The send's To header (addresses joined by ", ") when it is not this row's to_email: on a
+   * cc or bcc copy, and on every row of an SMTP submission whose To header names others too.
+   */
   header_to?: string | null;
   /** Campaign messages: the subscriber, and the merge data rendered at delivery (migration 012). */
   subscriber_id?: string | null;
   merge_data?: { subscriber?: { id: string; email: string; name: string | null; attributes: Record<string, unknown> } } | null;
+  /** Per-message tracking switches (migration 023); null or absent: tracked. */
+  track_opens?: boolean | null;
+  track_clicks?: boolean | null;
   opened_at?: Date | null;
   clicked_at?: Date | null;
 }

@@ -86,17 +86,18 @@ export async function buildMessage(
   const rowHtml = ownLinks(row.html);
   const rowText = ownLinks(row.text);
   const tracked = new Map<string, string>();
+  const trackClicks = row.track_clicks !== false;
   const html =
     rowHtml === null
       ? undefined
       : rewriteHtml(rowHtml, {
           clickUrl: (url) => {
-            if (url === unsubscribeUrl || !isTrackableUrl(url)) return null;
+            if (!trackClicks || url === unsubscribeUrl || !isTrackableUrl(url)) return null;
             const click = links.click(row.id, url, th);
             tracked.set(url, click);
             return click;
           },
-          pixelUrl: links.open(row.id, th),
+          pixelUrl: row.track_opens === false ? undefined : links.open(row.id, th),
           footerHtml: rowHtml.includes(unsubscribeUrl) ? undefined : footerHtml(unsubscribeUrl, signing.domain),
         });
   // Without a text part of its own, the text is made from the HTML (once per distinct content)
@@ -107,7 +108,8 @@ export async function buildMessage(
   const composed = await composeMessage({
     from: { email: row.from_email, ...(row.from_name ? { name: row.from_name } : {}) },
     // The envelope recipient is row.to_email; the headers are the send's: its To and Cc, never Bcc.
-    to: row.header_to ?? row.to_email,
+    // header_to may list several addresses (SMTP submission keeps its To header as written).
+    to: row.header_to ? row.header_to.split(', ') : row.to_email,
     cc: row.cc.length > 0 ? row.cc : undefined,
     replyTo: row.reply_to ?? undefined,
     subject: row.subject,

@@ -18,6 +18,14 @@ export interface SendRequest {
   tags?: string[];
   attachments?: { filename: string; content: string; contentType?: string }[];
   scheduledAt?: string;
+  /** Open and click tracking of this message; each on unless set to false. */
+  tracking?: { opens?: boolean; clicks?: boolean };
+  /**
+   * SMTP submission: subject, html and text are the message as written, not templates (a
+   * `{{` in submitted mail is text), and the To and Cc headers are kept as submitted while the
+   * envelope (to, cc, bcc) decides who receives it.
+   */
+  submitted?: { headerTo: string[]; headerCc: string[] };
 }
 
 export const SEND_LIMITS = {
@@ -104,8 +112,8 @@ export function checkContent(req: SendRequest, content: { subject: string; html:
   }
   validateComposeInput({
     from: req.from,
-    to: req.to,
-    cc: req.cc,
+    to: req.submitted ? req.submitted.headerTo : req.to,
+    cc: req.submitted ? req.submitted.headerCc : req.cc,
     replyTo: req.replyTo,
     subject: content.subject,
     html: content.html ?? undefined,

@@ -71,7 +71,7 @@ async function renderContent(ctx: SendContext, req: SendRequest, unsubscribeUrl:
   const template = req.templateId ? await requireTemplateForSend(ctx.db, ctx.accountId, req.templateId) : null;
   const fromTemplate = template ? renderCompiledTemplate(template, variables) : { subject: null, html: null, text: null };
   const inline = (source: string | undefined, context: 'subject' | 'html' | 'text') =>
-    source === undefined ? null : renderTemplate(compileTemplate(source), variables, context);
+    source === undefined ? null : req.submitted ? source : renderTemplate(compileTemplate(source), variables, context);
   return {
     subject: inline(req.subject, 'subject') ?? fromTemplate.subject ?? '',
     html: inline(req.html, 'html') ?? fromTemplate.html,
@@ -133,6 +133,8 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
   const rows: MessageRow[] = [];
   const events: SentEventRow[] = [];
   const group = recipients.length > 1;
+  const shownTo = req.submitted?.headerTo;
+  const headerTo = shownTo && !(shownTo.length === 1 && shownTo[0] === req.to) ? shownTo.join(', ') : null;
   for (const r of recipients) {
     const rowId = r.type === 'to' ? id : newId('msg');
     const isSuppressedHere = suppressed.has(r.email);
@@ -147,7 +149,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
       from_name: req.from.name ?? null,
       to_email: r.email,
       to_domain: (emailKey(r.email) ?? r.email).split('@')[1],
-      cc: req.cc ?? [],
+      cc: req.submitted ? req.submitted.headerCc : (req.cc ?? []),
       // Only the `to` row lists the bcc addresses (for GET /emails/{id}); no row ever puts them in a header.
       bcc: copy ? [] : (req.bcc ?? []),
       reply_to: req.replyTo ?? null,
@@ -171,7 +173,9 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
       created_at: ctx.now,
       group_id: group ? id : null,
       recipient_type: r.type,
-      header_to: copy ? req.to : null,
+      header_to: headerTo ?? (copy ? req.to : null),
+      track_opens: req.tracking?.opens !== false,
+      track_clicks: req.tracking?.clicks !== false,
     });
     if (isSuppressedHere) continue;
     events.push({

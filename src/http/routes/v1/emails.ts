@@ -36,6 +36,10 @@ const SendBody = Type.Object(
       ),
     ),
     scheduledAt: Type.Optional(Type.String({ format: 'date-time', description: 'Deliver at this time (up to 30 days ahead)' })),
+    tracking: Type.Optional(Type.Object(
+      { opens: Type.Optional(Type.Boolean({ default: true })), clicks: Type.Optional(Type.Boolean({ default: true })) },
+      { additionalProperties: false, description: 'Open and click tracking of this message, each on unless false; the unsubscribe footer is always added' },
+    )),
   },
   {
     additionalProperties: false,
