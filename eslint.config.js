@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'web/dist/'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'web/dist/', 'packages/*/dist/', 'packages/sdk/src/generated/'] },
   ...tseslint.configs.recommended,
   {
     rules: {
