@@ -111,6 +111,7 @@ export async function startSubmissionListeners(deps: Deps): Promise<SubmissionLi
       disableReverseLookup: true,
       closeTimeout: 10_000,
       hideENHANCEDSTATUSCODES: true, // our replies carry their own enhanced codes
+      authRequiredMessage: '5.7.0 Authentication required: AUTH with user "api" and an API key as the password',
       onAuth(auth, _session, callback) {
         // The user name is free ("api" by convention); the password is the API key.
         authenticate(pool, auth.password ?? undefined, clock.now(), { cache: keyCache, counter }).then(

@@ -132,6 +132,14 @@ test('submission: AUTH before STARTTLS is refused; no key travels in clear', asy
   await assert.rejects(plain.sendMail({ from: FROM, to: `ada@${RECIPIENT_DOMAIN}`, subject: 'x', text: 'x' }), (err: { responseCode?: number }) => err.responseCode === 538);
 });
 
+test('submission: MAIL before AUTH is 530 5.7.0 and the connection stays open', async () => {
+  const anonymous = nodemailer.createTransport({ host: '127.0.0.1', port: env.listeners.port!, secure: false, requireTLS: true, tls: { ca: cert.cert } });
+  await assert.rejects(
+    anonymous.sendMail({ from: FROM, to: `ada@${RECIPIENT_DOMAIN}`, subject: 'x', text: 'x' }),
+    (err: { responseCode: number; response: string }) => err.responseCode === 530 && /^530 5\.7\.0 Authentication required/.test(err.response),
+  );
+});
+
 test('submission: AUTH without TLS is allowed on a loopback listener when configured so', async () => {
   const dev = await env.startListeners((c) => ({ ...c, submission: { ...c.submission, tlsPort: undefined, allowInsecureAuth: true } }));
   const plain = nodemailer.createTransport({ host: '127.0.0.1', port: dev.port!, secure: false, ignoreTLS: true, auth: { user: 'api', pass: acme.liveKey } });
