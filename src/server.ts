@@ -30,7 +30,7 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   // The inbound MX for bounce domains and fbl@ runs with the API: both face the internet.
   const inbound = role === 'worker' ? null : await startSmtpListener({ config, pool: db.pool, clock, log });
   // SMTP submission is another door to the send API, so it runs where the API does.
-  const submission = role === 'worker' ? null : await startSubmissionListeners({ config, pool: db.pool, clock, log });
+  const submission = role === 'worker' ? null : await startSubmissionListeners({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock, log });
   const workers = role === 'api' ? null : await startWorkers({ config, pool: db.pool, clock, log });
   // PORT=0 asks for any free port: say which one was given (the base URL still names port 0).
   const port = app ? (app.server.address() as AddressInfo).port : undefined;
