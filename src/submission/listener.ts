@@ -6,7 +6,7 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 's
 import type { Clock } from '../clock.js';
 import { isLoopbackHost, type Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
-import { authenticate, rateBucket, RATE_WINDOW_MS, rateWindowStart } from '../domain/keys/api-keys.js';
+import { rateBucket, RATE_WINDOW_MS, rateWindowStart, verifyApiKey } from '../domain/keys/api-keys.js';
 import { VerifiedKeyCache } from '../domain/keys/key-cache.js';
 import { RateCounter } from '../domain/keys/rate-counter.js';
 import { SendPipeline, type Sender } from '../domain/sending/send-pipeline.js';
@@ -120,7 +120,7 @@ export async function startSubmissionListeners(deps: Deps): Promise<SubmissionLi
       authRequiredMessage: '5.7.0 Authentication required: AUTH with user "api" and an API key as the password',
       onAuth(auth, _session, callback) {
         // The user name is free ("api" by convention); the password is the API key.
-        authenticate(deps.relaxedPool ?? pool, auth.password ?? undefined, clock.now(), { cache: keyCache, counter }).then(
+        verifyApiKey(deps.relaxedPool ?? pool, auth.password ?? undefined, clock.now(), keyCache).then(
           (ctx) => callback(null, { user: { accountId: ctx.accountId, mode: ctx.mode, monthlyQuota: ctx.monthlyQuota } satisfies Sender }),
           (err: unknown) => callback(asSmtpError(err instanceof AppError && err.code === 'unauthorized'
             ? { code: 535, text: '5.7.8 Authentication credentials invalid: the password must be a live or test API key' }

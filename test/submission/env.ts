@@ -1,5 +1,6 @@
 import { after } from 'node:test';
 import pino from 'pino';
+import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import { startSubmissionListeners, type SubmissionListeners } from '../../src/submission/listener.js';
 import { startMailEnv, type MailEnv } from '../helpers/mail-env.js';
@@ -9,7 +10,7 @@ export interface SubmissionEnv extends MailEnv {
   cert: TestCertificate;
   listeners: SubmissionListeners;
   /** Another pair of listeners on the same app and database, with settings changed. */
-  startListeners(change: (c: Config) => Config): Promise<SubmissionListeners>;
+  startListeners(change: (c: Config) => Config, clock?: Clock): Promise<SubmissionListeners>;
 }
 
 /**
@@ -19,13 +20,13 @@ export interface SubmissionEnv extends MailEnv {
 export async function startSubmissionEnv(opts: { env?: Record<string, string> } = {}): Promise<SubmissionEnv> {
   const env = await startMailEnv({ env: opts.env });
   const cert = makeTestCertificate();
-  const startListeners = async (change: (c: Config) => Config) => {
+  const startListeners = async (change: (c: Config) => Config, clock: Clock = env.clock) => {
     const config = change({
       ...env.config,
       host: '127.0.0.1',
       submission: { port: 0, tlsPort: 0, tlsCert: cert.certPath, tlsKey: cert.keyPath, allowInsecureAuth: false },
     });
-    const listeners = await startSubmissionListeners({ config, pool: env.pool, clock: env.clock, log: pino({ level: 'silent' }) });
+    const listeners = await startSubmissionListeners({ config, pool: env.pool, clock, log: pino({ level: 'silent' }) });
     after(() => listeners.close());
     return listeners;
   };

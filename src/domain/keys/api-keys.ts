@@ -109,16 +109,27 @@ export function rateBucket(accountId: string, mode: KeyMode): string {
 export async function authenticate(
   db: Queryable, presented: string | undefined, now: Date, via: { cache: VerifiedKeyCache; counter: RateCounter },
 ): Promise<AuthContext> {
+  const verified = await verifyApiKey(db, presented, now, via.cache);
+  const windowCount = await via.counter.count(rateBucket(verified.accountId, verified.mode), rateWindowStart(now));
+  return { ...verified, windowCount };
+}
+
+/**
+ * The account and mode of a presented key, without counting a request: for SMTP submission's
+ * AUTH, where each message is the request that counts (docs/submission.md).
+ */
+export async function verifyApiKey(
+  db: Queryable, presented: string | undefined, now: Date, cache: VerifiedKeyCache,
+): Promise<Omit<AuthContext, 'windowCount'>> {
   if (!presented) throw new AppError('unauthorized', 'Missing API key: send Authorization: Bearer <key> or X-Api-Key: <key>');
   if (!KEY_PATTERN.test(presented)) throw new AppError('unauthorized', 'Malformed API key');
   const hash = hashKey(presented);
-  let row = via.cache.get(hash);
+  let row = cache.get(hash);
   if (!row) {
     row = await findLiveKey(db, hash);
     if (!row) throw new AppError('unauthorized', 'Unknown or revoked API key');
-    via.cache.set(hash, row);
+    cache.set(hash, row);
   }
-  const windowCount = await via.counter.count(rateBucket(row.account_id, row.mode), rateWindowStart(now));
   if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() > 60_000) {
     row.last_used_at = now; // the cached row too, so the next requests do not touch it again
     touchApiKey(db, row.key_id, now).catch(() => {}); // best effort; never fails a request
@@ -130,7 +141,6 @@ export async function authenticate(
     keyId: row.key_id,
     mode: row.mode,
     prefix: row.prefix,
-    windowCount,
     via: 'key',
   };
 }
