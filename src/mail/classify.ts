@@ -83,14 +83,14 @@ export function parseRetryAfterSeconds(response: string): number | undefined {
  */
 export function verdictOf(code: number | null, response: string, enhanced: string | null, command?: string): BounceVerdict {
   const verdict = classifyBounce({ status: enhanced, reply: code, diagnostic: response });
-  if (command === 'CONN' && verdict.side !== 'sender') return { ...verdict, reason: 'blocked', side: 'sender', dead: false };
+  if (command === 'CONN' && verdict.side !== 'sender') return { ...verdict, reason: 'blocked', side: 'sender', dead: false, ourFault: true };
   return verdict;
 }
 
 /** A verdict we decide ourselves (no reply to read): DNS answers, our own refusals. */
 export function fixedVerdict(reason: BounceReason, status: string | null, permanent: boolean): BounceVerdict {
   const side = sideOf(reason);
-  return { reason, side, permanent, dead: permanent && side === 'dead', status, reply: null };
+  return { reason, side, permanent, dead: permanent && side === 'dead', ourFault: side === 'sender', status, reply: null };
 }
 
 export function classifySmtpReply(code: number, response: string, mx: string | null, command?: string): DeliveryResult {
@@ -98,7 +98,7 @@ export function classifySmtpReply(code: number, response: string, mx: string | n
   if (code >= 200 && code < 300) return { kind: 'delivered', response, mx };
   if (code >= 500 && code < 600 && code !== 503) {
     const verdict = verdictOf(code, response, enhanced, command);
-    return { kind: 'hard_bounce', response, code, enhanced, mx, ourFault: verdict.side === 'sender', verdict };
+    return { kind: 'hard_bounce', response, code, enhanced, mx, ourFault: verdict.ourFault, verdict };
   }
   return {
     kind: 'deferred',

@@ -35,6 +35,8 @@ export interface BouncedRecipient {
   permanent: boolean;
   /** The address is gone: a hard bounce that suppresses it. */
   dead: boolean;
+  /** The receiver refused the sender, not the address (side `sender`): never suppresses. */
+  ourFault: boolean;
 }
 
 export interface ReturnedMail {
@@ -210,7 +212,7 @@ function readDeliveryStatus(statusText: string, ctx: Context, signals: MailSigna
 function toRecipient(email: string, originalRecipient: string | null, action: string | null, diagnostic: string | null, remoteMta: string | null, v: BounceVerdict): BouncedRecipient {
   return {
     email, originalRecipient, action, status: v.status, reply: v.reply, diagnostic, remoteMta,
-    reason: v.reason, side: v.side, permanent: v.permanent, dead: v.dead,
+    reason: v.reason, side: v.side, permanent: v.permanent, dead: v.dead, ourFault: v.ourFault,
   };
 }
 

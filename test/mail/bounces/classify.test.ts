@@ -40,7 +40,7 @@ const rows: [string, BounceReason, boolean][] = [
   ['552 5.2.2 Mailbox size limit exceeded', 'mailbox_full', false],
   ['550 5.2.1 The email account that you tried to reach is disabled. - gsmtp', 'suspended', false],
   ['554 delivery error: dd Sorry your message to x@yahoo.com cannot be delivered. This account has been disabled or discontinued [#102]. - mta', 'suspended', false],
-  ['550 5.2.1 <x@example.cz>: Mailbox disabled, not accepting messages', 'suspended', false],
+  ['550 5.2.1 <x@example.cz>: Mailbox disabled, not accepting messages', 'not_accept', true],
   ['552 5.3.4 Message size exceeds fixed maximum message size', 'mesg_too_big', false],
   ['552 5.2.3 Message exceeds maximum size for this recipient', 'mesg_too_big', false],
   ['452 4.5.3 Too many recipients', 'exceed_limit', false],
@@ -132,7 +132,7 @@ test('classify: addresses and host names in the text decide nothing (relay.examp
 });
 
 test('reasons: the taxonomy is the issue\'s, each reason on one side', () => {
-  assert.equal(BOUNCE_REASONS.length, 25);
+  assert.equal(BOUNCE_REASONS.length, 26);
   assert.deepEqual(BOUNCE_REASONS.filter((r) => sideOf(r) === 'dead'), ['user_unknown', 'host_unknown', 'has_moved', 'not_accept']);
   assert.equal(sideOf('undefined'), 'unknown');
 });

@@ -55,7 +55,7 @@ const cases = [
   bounce('bounces/orange-text.eml', msgId(235), ['marie.absente@orange.example', 'user_unknown', true]),
   bounce('bounces/groupwise-undeliverable.eml', msgId(236), ['clerk.retired@county.example.gov', 'user_unknown', true]),
   bounce('bounces/mdaemon-permanent.eml', msgId(237), ['sato@client.example.jp', 'user_unknown', true]),
-  bounce('bounces/kerio-undelivered.eml', msgId(238), ['jana@agency.example.cz', 'suspended', false]),
+  bounce('bounces/kerio-undelivered.eml', msgId(238), ['jana@agency.example.cz', 'not_accept', true]),
   bounce('bounces/messagelabs-failed.eml', msgId(239), ['head.office@enterprise.example.com', 'user_unknown', true]),
   bounce('dsn-hard-550.eml', '<msg_0190aaaa0000700080000000000000d4@example.com>', ['nobody@example.org', 'user_unknown', true], ['gone@example.org', 'suspended', false]),
   bounce('dsn-soft-delayed.eml', '<msg_0190aaaa0000700080000000000000e5@example.com>', ['slow@example.net', 'network_error', false]),
