@@ -10,7 +10,7 @@ export const blocked: PhraseFamily = {
     { re: /reputation/i, example: '550 5.7.1 Message rejected due to the poor reputation of the sending IP address' },
     { re: /client host (?:\[[^\]]*\] )?(?:is )?(?:rejected|blocked)/i, example: '554 5.7.1 Client host [203.0.113.5] rejected: Access denied' },
     { re: /your (?:sending )?ip\b|sending ip|\bip (?:address )?(?:was )?rejected/i, example: '554 5.7.1 Your sending IP has been temporarily rejected' },
-    { re: /(?:ip|host|server|sender|domain|connection|address) (?:address )?(?:has been |is |was )?(?:temporarily |permanently )?(?:blocked|banned|blacklisted)|\b(?:blocked|banned) (?:ip|host|sender|domain)/i, example: '550 5.7.1 Sending domain is blocked by the recipient organisation' },
+    { re: /(?:ip|host|server|sender|domain|connection|address) (?:address )?(?:has been |is |was )?(?:temporarily |permanently )?(?:blocked|banned|blacklisted)(?! by (?:the )?(?:recipient|user|addressee))|\b(?:blocked|banned) (?:ip|host|sender|domain)/i, example: '550 5.7.1 Your sending domain has been blocked for abuse' },
     { re: /reverse (?:dns|lookup)|\brdns\b|\bptr\b|no (?:ptr|reverse)|(?:not|cannot|can't) (?:be )?resolve(?:d)? (?:your|the) (?:ip|address|host)/i, example: '550 5.7.25 The IP address sending this message does not have a PTR record setup' },
     { re: /dynamic (?:ip|pool|address)|residential/i, example: '550 5.7.1 Mail from dynamic IP addresses is not accepted, use your provider\'s relay' },
     { re: /unusual rate of unsolicited/i, example: '550 5.7.1 [203.0.113.5] Our system has detected an unusual rate of unsolicited mail originating from your IP address.' },

@@ -4,7 +4,7 @@ import type { PhraseFamily } from './phrase.js';
 export const rejectedSender: PhraseFamily = {
   reason: 'rejected',
   phrases: [
-    { re: /sender (?:address )?(?:was |is )?(?:rejected|refused|denied|blocked|invalid|not allowed|unknown)|\bbad sender\b/i, example: '553 5.1.8 <bounces@example.com>: Sender address rejected: Domain not found' },
+    { re: /sender (?:address )?(?:was |is |has been )?(?:rejected|refused|denied|blocked|invalid|not allowed|unknown)(?! by (?:the )?(?:recipient|user|addressee))|\bbad sender\b/i, example: '553 5.1.8 <bounces@example.com>: Sender address rejected: Domain not found' },
     { re: /sender verif(?:y|ication) (?:failed|is required)/i, example: '550 5.1.0 Sender verify failed' },
     { re: /(?:domain of )?sender(?:'s)? (?:address |domain )?(?:does not exist|must exist|not found|is not valid|unresolvable)|sender domain/i, example: '501 5.1.8 Domain of sender address does not exist' },
     { re: /(?:mail from|envelope[- ]sender|return[- ]path)(?: address)? (?:is |was )?(?:rejected|invalid|not|refused|denied|unverifiable)/i, example: '550 5.7.1 MAIL FROM address rejected by recipient domain policy' },
