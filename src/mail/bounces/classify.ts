@@ -3,7 +3,8 @@
  * got (src/mail/classify.ts) and each recipient of a bounce mail (./read.ts) both end here.
  * Evidence, in order of trust (docs/bounces.md, docs/decisions/0027-bounce-evidence.md):
  *
- * 1. the MTA's dialect: vendor tokens that say exactly what they mean (./phrases/dialects.ts);
+ * 1. the MTA's dialect: vendor tokens that say exactly what they mean (./phrases/dialects.ts),
+ *    and codes a family uses its own way (./dialect.ts: Office 365's 5.1.10 and 5.4.1);
  * 2. the diagnostic's wording, family by family (./phrases/), refusals of the sender first;
  * 3. the enhanced status code (RFC 3463), when it is specific;
  * 4. generic wording ("mailbox unavailable", "address rejected"), marked weak in the tables;
@@ -13,6 +14,7 @@
  * recipient, receivers put 5.1.1 or 5.0.0 in front of IP blocks and DMARC failures — so
  * telling words beat the code, and a code beats words that tell little. Nothing here throws.
  */
+import { reasonFromDialectStatus, type MtaFamily } from './dialect.js';
 import { DIALECT_TOKENS, PHRASE_FAMILIES } from './phrases/index.js';
 import { sideOf, type BounceReason, type ReasonSide } from './reasons.js';
 
@@ -25,6 +27,8 @@ export interface BounceFacts {
   diagnostic?: string | null;
   /** DSN Action (failed, delayed, delivered…), when known. */
   action?: string | null;
+  /** The family of the MTA that wrote the diagnostic (./dialect.ts): some read codes their own way. */
+  dialect?: MtaFamily | null;
 }
 
 export interface BounceVerdict {
@@ -151,8 +155,8 @@ function isSpecific(status: string): boolean {
 /** x.4.7: the reporting MTA's own queue gave up; whatever it last heard was temporary. */
 const EXPIRED_STATUS = /^[45]\.4\.7$/;
 
-function reasonOf(wording: TextReason | null, status: string | null, reply: number | null): BounceReason {
-  const fromStatus = status && !/^\d\.0\.0$/.test(status) ? reasonFromStatus(status) : null;
+function reasonOf(wording: TextReason | null, status: string | null, reply: number | null, dialect: MtaFamily | null): BounceReason {
+  const fromStatus = reasonFromDialectStatus(dialect, status) ?? (status && !/^\d\.0\.0$/.test(status) ? reasonFromStatus(status) : null);
   if (wording && !wording.weak) {
     return EXPIRED_STATUS.test(status ?? '') && sideOf(wording.reason) === 'dead' ? 'expired' : wording.reason;
   }
@@ -167,7 +171,7 @@ export function classifyBounce(facts: BounceFacts): BounceVerdict {
   const status = normaliseStatus(facts.status) ?? findEnhancedStatus(diagnostic);
   const action = facts.action?.toLowerCase() ?? null;
   const cls = status ? status[0] : reply ? String(reply)[0] : null;
-  let reason = reasonOf(readWording(diagnostic), status, reply);
+  let reason = reasonOf(readWording(diagnostic), status, reply, facts.dialect ?? null);
   // Retried until the sender's queue gave up: the reason is the last error, or "expired".
   if (reason === 'undefined' && action === 'failed' && cls === '4') reason = 'expired';
   const settled = action !== null && (TEMPORARY_ACTIONS.has(action) || DELIVERED_ACTIONS.has(action));

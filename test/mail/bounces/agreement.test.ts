@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { MTA_FAMILIES } from '../../../src/mail/bounces/dialect.js';
 import { readReturnedMail, type ReturnedMailKind } from '../../../src/mail/bounces/read.js';
 import { BOUNCE_REASONS, sideOf, type BounceReason } from '../../../src/mail/bounces/reasons.js';
 
@@ -33,6 +34,8 @@ let senderSideDead = 0;
 for (const [file, want] of Object.entries(manifest)) {
   const read = await readReturnedMail(readFileSync(new URL(file, dir)));
   if (read.kind !== want.kind) mismatches.push(`${file}: kind ${read.kind}, expected ${want.kind}`);
+  // The families the dialect reader knows must be recognised as such.
+  if ((MTA_FAMILIES as readonly (string | null)[]).includes(want.family) && read.mta !== want.family) mismatches.push(`${file}: MTA ${read.mta}, expected ${want.family}`);
   const got = read.recipients.filter((r) => r.action === 'failed' || r.action === 'delayed');
   if (got.length !== want.recipients.length) mismatches.push(`${file}: ${got.length} failed recipients, expected ${want.recipients.length}`);
   for (const r of got) if (r.side === 'sender' && r.dead) senderSideDead++;
@@ -56,7 +59,7 @@ const table = (title: string, map: Map<string, Tally>) =>
 const all = [...byReason.values()].reduce((a, t) => ({ total: a.total + t.total, agreed: a.agreed + t.agreed, files: a.files }), tally());
 console.log(`${table('agreement by reason (status, reason, dead):', byReason)}\n${table('fixtures by MTA family:', byFamily)}\n  all ${all.agreed}/${all.total} ${pct(all)}, sender-side marked dead: ${senderSideDead}`);
 
-test('fixtures: every failed recipient reads as expected.json says ({status, reason, dead}), 100 %', () => {
+test('fixtures: every failed recipient reads as expected.json says ({status, reason, dead}), and every known MTA family is recognised, 100 %', () => {
   assert.deepEqual(mismatches, []);
 });
 
