@@ -13,7 +13,7 @@ import { emailKey, parseEmailAddress, type EmailAddress } from './email-address.
  * The suppression list: per account, the addresses it must not send to. This module is the
  * one door to it: nothing else reads or writes the table. Sending asks `isSuppressed` /
  * `suppressedAmong`; hard bounces, complaints and unsubscribes call `suppress` and the
- * re-subscribe calls `unsuppress`, both through domain/address-status.ts, which keeps the
+ * re-subscribe calls `unsuppress`, both through domain/audience/address-status.ts, which keeps the
  * subscribers' statuses in step. Addresses are matched by their key (case-insensitive, see
  * email-address.ts) and stored as first given.
  */

@@ -11,7 +11,7 @@
  * - A relay rejecting our credentials (EAUTH, 535) is our configuration → deferred, never a bounce.
  * - NXDOMAIN, null MX (RFC 7505) and "no MX and no address" are permanent answers → hard_bounce.
  */
-import { classifyBounce, type BounceVerdict } from './bounces/classify.js';
+import { classifyBounce, type BounceVerdict } from './bounces/verdict.js';
 import { sideOf, type BounceReason } from './bounces/reasons.js';
 import type { MxFailure } from './dns.js';
 

@@ -9,7 +9,7 @@ import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import { parseEmailAddress } from '../email-address.js';
 import { requireLists } from '../audience/lists.js';
 import { SEND_LIMITS } from '../sending/send-input.js';
-import { getTemplate, requireTemplateForSend, type CompiledTemplate } from '../templates.js';
+import { getTemplate, requireTemplateForSend, type CompiledTemplate } from '../stored-templates.js';
 
 /**
  * A campaign's definition: what a create or a PATCH may set, its validation (the same rules

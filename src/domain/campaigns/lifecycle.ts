@@ -7,7 +7,7 @@ import {
 } from '../../db/queries/campaigns/campaigns.js';
 import { AppError, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
-import { assertCampaignSendingAllowed } from '../account-health.js';
+import { assertCampaignSendingAllowed } from '../stats/account-health.js';
 import { countRecipients } from './audience.js';
 import { checkDefinition, definitionRow, toDefinition, type CampaignDefinition, type CampaignInput } from './definition.js';
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.js';
-import type { LiveKeyRow } from '../../db/queries/apiKeys.js';
+import type { LiveKeyRow } from '../../db/queries/api-keys.js';
 
 /**
  * Verified API keys, remembered per process for `ttlMs` (issue 16): a request with a key

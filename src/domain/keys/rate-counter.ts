@@ -1,6 +1,6 @@
 import { GroupCommit } from '../../db/group-commit.js';
 import type { Queryable } from '../../db/pool.js';
-import { addToRateWindows } from '../../db/queries/apiKeys.js';
+import { addToRateWindows } from '../../db/queries/api-keys.js';
 
 /**
  * The per-request rate-limit count, group-committed (issue 16): the requests of one process

@@ -12,7 +12,7 @@ import {
   hasUnsubscribeEvent, insertClickEvents, insertOpenEvents, lockMessageForUnsubscribe, type TrackedVisit,
 } from '../../db/queries/tracking.js';
 import { newId } from '../../ids.js';
-import { suppressAddress } from '../address-status.js';
+import { suppressAddress } from '../audience/address-status.js';
 import { recordEvents } from '../events.js';
 import { verifyClickToken, verifyOpenToken, verifyUnsubscribeToken, type TokenKey } from './tokens.js';
 

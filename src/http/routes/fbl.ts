@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { processArf } from '../../domain/complaints.js';
+import { processArf } from '../../domain/bounces/complaints.js';
 import { AppError } from '../../errors.js';
 import { deriveKey } from '../../mail/keyring.js';
 import { problemResponse } from '../problem.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { deliverabilityHealth } from '../../../domain/account-health.js';
+import { deliverabilityHealth } from '../../../domain/stats/account-health.js';
 
 const Issue = Type.Object({ code: Type.String({ description: 'sender_side_bounces, hard_bounces or complaints' }), message: Type.String() });
 const Health = Type.Object({

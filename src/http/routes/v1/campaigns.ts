@@ -14,7 +14,8 @@ import { TrackingLinks } from '../../../domain/tracking/links.js';
 import { ListQuery, listResponse } from '../../pagination.js';
 import { problemBody } from '../../problem.js';
 import { AppError } from '../../../errors.js';
-import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
+import { accountWrite, withSandbox } from '../../account-write.js';
+import { IdParam, invalidResponse, notFoundResponse, SandboxFlag } from './common-schemas.js';
 import {
   atRiskResponse, CampaignDefinitionSchema, CampaignReportSchema, CampaignStatusSchema, CreateCampaignBody, definitionExample,
   invalidStateResponse, PatchCampaignBody, RecipientSchema, recipientExample, reportExample, StateChangeSchema,
@@ -41,7 +42,7 @@ function toRecipient(r: RecipientRow) {
 
 /**
  * Campaigns (docs/campaigns.md). Writes with a test key run exactly as with a live key inside
- * a transaction that is rolled back (audienceWrite): same validation and errors, `sandbox:
+ * a transaction that is rolled back (accountWrite): same validation and errors, `sandbox:
  * true`, nothing stored or queued.
  */
 export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
@@ -80,7 +81,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 201: { ...CampaignDefinitionSchema, examples: [definitionExample] }, 422: Invalid },
     },
   }, async (request, reply) => {
-    const r = await audienceWrite(app, request, (db) => createCampaign(db, request.auth.accountId, request.body as CampaignInput, clock.now()));
+    const r = await accountWrite(app, request, (db) => createCampaign(db, request.auth.accountId, request.body as CampaignInput, clock.now()));
     return reply.code(201).send(withSandbox(r));
   });
 
@@ -108,7 +109,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...CampaignDefinitionSchema, examples: [definitionExample] }, 404: NotFound, 409: invalidStateResponse, 422: Invalid },
     },
   }, async (request) => {
-    const r = await audienceWrite(app, request, (db) =>
+    const r = await accountWrite(app, request, (db) =>
       updateCampaign(db, request.auth.accountId, request.params.id, request.body as Partial<CampaignInput>, clock.now()),
     );
     return withSandbox(r);
@@ -124,7 +125,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 204: Type.Null({ description: 'Deleted' }), 404: NotFound, 409: invalidStateResponse },
     },
   }, async (request, reply) => {
-    await audienceWrite(app, request, (db) => deleteCampaign(db, request.auth.accountId, request.params.id));
+    await accountWrite(app, request, (db) => deleteCampaign(db, request.auth.accountId, request.params.id));
     return reply.code(204).send(null);
   });
 
@@ -146,7 +147,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       },
     },
   }, async (request, reply) => {
-    const r = await audienceWrite(app, request, (db) => sendCampaign(db, request.auth.accountId, request.params.id, clock.now()));
+    const r = await accountWrite(app, request, (db) => sendCampaign(db, request.auth.accountId, request.params.id, clock.now()));
     if (!r.sandbox) wakeRunner();
     return reply.code(202).send(withSandbox(r));
   });
@@ -169,7 +170,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
         response: { 200: { ...StateChangeSchema, examples: [{ id: definitionExample.id, status: path === 'pause' ? 'paused' : path === 'resume' ? 'sending' : 'cancelled' }] }, 404: NotFound, 409: conflict },
       },
     }, async (request) => {
-      const r = await audienceWrite(app, request, async (db) => {
+      const r = await accountWrite(app, request, async (db) => {
         const c = await run(request.auth.accountId, request.params.id)(db);
         return { id: c.id, status: c.status };
       });

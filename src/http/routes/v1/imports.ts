@@ -6,7 +6,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createImport, getImport, IMPORT_MAX_ROWS, listImports, simulateImport, type ImportSource } from '../../../domain/audience/imports.js';
 import { AppError, invalid } from '../../../errors.js';
-import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
+import { accountWrite, withSandbox } from '../../account-write.js';
+import { IdParam, invalidResponse, notFoundResponse, SandboxFlag } from './common-schemas.js';
 
 /** 100,000 rows with a few attributes each fit well within this. */
 const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
@@ -111,7 +112,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
     if (!listId) throw invalid('list', 'is required');
     const accountId = request.auth.accountId;
     const input = { listId, source };
-    const r = await audienceWrite(app, request, (db) => (request.auth.mode === 'live' ? createImport(db, accountId, input, clock.now()) : simulateImport(db, accountId, input, clock.now())));
+    const r = await accountWrite(app, request, (db) => (request.auth.mode === 'live' ? createImport(db, accountId, input, clock.now()) : simulateImport(db, accountId, input, clock.now())));
     return reply.code(202).header('Location', `/api/v1/imports/${r.value.id}`).send(withSandbox(r));
   });
 

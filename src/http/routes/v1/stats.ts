@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { acknowledgeHealth, evaluateHealth, HEALTH_RULES } from '../../../domain/account-health.js';
+import { acknowledgeHealth, evaluateHealth, HEALTH_RULES } from '../../../domain/stats/account-health.js';
 import { accountStats, type StatsQuery } from '../../../domain/stats/stats.js';
 import { withTransaction } from '../../../db/pool.js';
-import { invalidResponse, SandboxFlag } from './audience-common.js';
+import { invalidResponse, SandboxFlag } from './common-schemas.js';
 import { CountsSchema, exampleCounts, exampleRates, RatesSchema } from './campaign-schemas.js';
 
 const HealthSchema = Type.Object({

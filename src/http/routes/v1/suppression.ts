@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { withTransaction } from '../../../db/pool.js';
-import { resubscribeAddress, suppressAddress, suppressManyAddresses } from '../../../domain/address-status.js';
+import { resubscribeAddress, suppressAddress, suppressManyAddresses } from '../../../domain/audience/address-status.js';
 import {
   checkSuppression, listSuppressions, MAX_BULK_SUPPRESSIONS, SUPPRESSION_REASONS,
 } from '../../../domain/suppression.js';

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
   createTemplate, deleteTemplate, getTemplate, listTemplates, previewTemplate, templateFolders, TEMPLATE_LIMITS, updateTemplate,
-} from '../../../domain/templates.js';
+} from '../../../domain/stored-templates.js';
 import { problemResponse } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);

@@ -9,7 +9,8 @@ import {
 import { GroupCommit } from '../../../../db/group-commit.js';
 import { problemResponse } from '../../../problem.js';
 import { listResponse } from '../../../pagination.js';
-import { audienceWrite, IdParam, invalidResponse, notFoundResponse, withSandbox } from '../audience-common.js';
+import { accountWrite, withSandbox } from '../../../account-write.js';
+import { IdParam, invalidResponse, notFoundResponse } from '../common-schemas.js';
 import {
   RunDetailSchema, runDetailExample, runExample, RunParams, RunSchema, RunsQuery, TriggerAccepted, TriggerBody, TriggerSandbox,
 } from './schemas.js';
@@ -99,7 +100,7 @@ export async function automationRunRoutes(fastify: FastifyInstance): Promise<voi
       },
     },
   }, async (request) => {
-    const r = await audienceWrite(app, request, (db) => cancelRun(db, request.auth.accountId, request.params.id, request.params.runId, clock.now()));
+    const r = await accountWrite(app, request, (db) => cancelRun(db, request.auth.accountId, request.params.id, request.params.runId, clock.now()));
     return withSandbox(r);
   });
 }

@@ -1,11 +1,11 @@
-import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
-import { insertFblReport, lockMessage, messageHasEvent } from '../db/queries/inbound.js';
-import { getMessageById, latestMessageTo, type MessageRow } from '../db/queries/messages.js';
-import { newId } from '../ids.js';
-import { parseArf, type ArfFailureReason, type ArfReport } from '../mail/arf.js';
-import { decodeVerp } from '../mail/verp.js';
-import { suppressAddress } from './address-status.js';
-import { recordEvents } from './events.js';
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { insertFblReport, lockMessage, messageHasEvent } from '../../db/queries/inbound.js';
+import { getMessageById, latestMessageTo, type MessageRow } from '../../db/queries/messages.js';
+import { newId } from '../../ids.js';
+import { parseArf, type ArfFailureReason, type ArfReport } from '../../mail/arf.js';
+import { decodeVerp } from '../../mail/verp.js';
+import { suppressAddress } from '../audience/address-status.js';
+import { recordEvents } from '../events.js';
 
 /**
  * Complaint intake (DESIGN.md §10, docs/complaints-and-bounces.md): an ARF report (RFC 5965),
