@@ -6,6 +6,7 @@ import {
 import { TrackingLinks } from '../../domain/tracking/links.js';
 import { verifyOpenToken } from '../../domain/tracking/tokens.js';
 import { notFound } from '../../errors.js';
+import { suppressAddress } from '../../domain/audience/address-status.js';
 import { escapeHtml } from '../../templates/index.js';
 
 /** A transparent 1×1 GIF89a (42 bytes). */
@@ -31,7 +32,7 @@ const PAGE_HEADERS = {
  * parameter limit (a click token carries its URL).
  */
 export async function trackingRoutes(app: FastifyInstance): Promise<void> {
-  const deps: TrackingDeps = createTrackingDeps(app.deps.pool, new TrackingLinks(app.deps.config).tokenKey);
+  const deps: TrackingDeps = createTrackingDeps(app.deps.pool, new TrackingLinks(app.deps.config).tokenKey, suppressAddress);
   const visit = (request: FastifyRequest): Visit => ({ userAgent: request.headers['user-agent'], at: app.deps.clock.now() });
   const tokenOf = (request: FastifyRequest): string => (request.params as { '*': string })['*'];
   const route = { schema: { hide: true }, config: { public: true } };
