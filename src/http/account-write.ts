@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { PoolClient } from '../db/pool.js';
+import type { Pool, PoolClient } from '../db/pool.js';
 import { withTransaction } from '../db/pool.js';
 import { inSandbox } from '../db/sandbox.js';
 
@@ -22,3 +22,8 @@ export function withSandbox<T extends object>(r: { value: T; sandbox: boolean })
   return r.sandbox ? { ...r.value, sandbox: true } : r.value;
 }
 
+
+/** One transaction around a domain call that writes (the request is the unit of work). */
+export function inTransaction<T>(pool: Pool, fn: (db: PoolClient) => Promise<T>): Promise<T> {
+  return withTransaction(pool, fn);
+}

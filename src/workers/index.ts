@@ -1,7 +1,3 @@
-import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Pool } from '../db/pool.js';
 import type { WorkerDeps } from './deps.js';
 import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';

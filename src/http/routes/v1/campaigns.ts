@@ -1,17 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { finishPage, pageOf } from '../../../db/pagination.js';
-import { notifySoon } from '../../../db/notify.js';
-import { selectRecipientPage, type CampaignStatus, type RecipientRow } from '../../../db/queries/campaigns/campaigns.js';
+import type { PoolClient } from '../../../db/pool.js';
+import type { CampaignStatus, RecipientRow } from '../../../db/queries/campaigns/campaigns.js';
 import { toDefinition, type CampaignInput } from '../../../domain/campaigns/definition.js';
 import {
-  cancelCampaign, createCampaign, deleteCampaign, listCampaigns, pauseCampaign, requireCampaign, resumeCampaign, sendCampaign, updateCampaign,
+  cancelCampaign, createCampaign, deleteCampaign, listCampaigns, pauseCampaign, requireCampaign, resumeCampaign, sendCampaign, updateCampaign, wakeCampaignRunner,
 } from '../../../domain/campaigns/lifecycle.js';
-import { loadCampaignReport } from '../../../domain/campaigns/report.js';
-import { sendCampaignTest, TEST_SEND_MAX } from '../../../domain/campaigns/test-send.js';
+import { listRecipients, loadCampaignReport } from '../../../domain/campaigns/report.js';
+import { sendCampaignTest, TEST_SEND_MAX, wakeAfterTestSend } from '../../../domain/campaigns/test-send.js';
 import { TrackingLinks } from '../../../domain/tracking/links.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { problemBody } from '../../problem.js';
 import { AppError } from '../../../errors.js';
 import { accountWrite, withSandbox } from '../../account-write.js';
@@ -49,7 +48,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { pool, clock, config } = app.deps;
   const links = new TrackingLinks(config);
-  const wakeRunner = () => notifySoon(pool, 'postline_campaigns');
+  const wakeRunner = () => wakeCampaignRunner(pool);
 
   app.get('/api/v1/campaigns', {
     schema: {
@@ -157,7 +156,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
     operationId: string,
     summary: string,
     description: string,
-    run: (accountId: string, id: string) => (db: import('../../../db/pool.js').PoolClient) => Promise<{ id: string; status: CampaignStatus }>,
+    run: (accountId: string, id: string) => (db: PoolClient) => Promise<{ id: string; status: CampaignStatus }>,
     conflict = invalidStateResponse,
   ) =>
     app.post(`/api/v1/campaigns/:id/${path}`, {
@@ -231,8 +230,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       }
     }
     if (data.some((d) => d.sandbox === false)) {
-      notifySoon(pool, 'postline_messages');
-      notifySoon(pool, 'postline_events');
+      wakeAfterTestSend(pool);
     }
     return { sample, data, ...(request.auth.mode === 'test' ? { sandbox: true } : {}) };
   });
@@ -254,7 +252,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
     const q = request.query as ListQuery & { status?: string };
     const c = await requireCampaign(pool, request.auth.accountId, request.params.id);
     const page = pageOf(q);
-    const rows = await selectRecipientPage(pool, request.auth.accountId, c.id, q.status ?? null, page);
+    const rows = await listRecipients(pool, request.auth.accountId, c.id, q.status ?? null, page);
     const { data, nextCursor } = finishPage(rows, page, (r) => r.subscriber_id);
     return { data: data.map(toRecipient), nextCursor };
   });

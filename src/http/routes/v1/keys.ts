@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { pageOf } from '../../../db/pagination.js';
 import { createApiKey, pageKeysOfAccount, requireApiKey, revokeKey } from '../../../domain/keys/api-keys.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { problemResponse } from '../../problem.js';
 import { accountWrite, withSandbox } from '../../account-write.js';
 import { SandboxFlag } from './common-schemas.js';

@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { getUser } from '../../../db/queries/users.js';
 import {
   SESSION_COOKIE, signInWithLink, signInWithPassword, signOut, type NewSession, type SessionAuth,
 } from '../../../domain/users/sessions.js';
-import { toUser } from '../../../domain/users/users.js';
+import { findUser, toUser } from '../../../domain/users/users.js';
 import { requireAccount } from '../../../domain/accounts.js';
 import { AppError } from '../../../errors.js';
 import { problemResponse } from '../../problem.js';
@@ -100,10 +99,10 @@ export async function sessionRoutes(fastify: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const s = requireSession(request);
-    const user = await getUser(pool, s.accountId, s.userId);
+    const user = await findUser(pool, s.accountId, s.userId);
     if (!user) throw new AppError('unauthorized', 'Your session has ended; sign in again');
     return {
-      user: toUser(user),
+      user,
       account: { id: s.accountId, name: s.accountName, monthlyQuota: s.monthlyQuota },
       csrfToken: s.csrfToken,
       expiresAt: s.expiresAt.toISOString(),

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { acknowledgeHealth, evaluateHealth, HEALTH_RULES } from '../../../domain/stats/account-health.js';
 import { accountStats, type StatsQuery } from '../../../domain/stats/stats.js';
-import { withTransaction } from '../../../db/pool.js';
+import { inTransaction } from '../../account-write.js';
 import { invalidResponse, SandboxFlag } from './common-schemas.js';
 import { CountsSchema, exampleCounts, exampleRates, RatesSchema } from './campaign-schemas.js';
 
@@ -97,6 +97,6 @@ export async function statsRoutes(fastify: FastifyInstance): Promise<void> {
   }, async (request) => {
     const { accountId, mode } = request.auth;
     if (mode === 'test') return { ...(await evaluateHealth(pool, accountId, clock.now(), { record: false })), sandbox: true };
-    return withTransaction(pool, (tx) => acknowledgeHealth(tx, accountId, clock.now()));
+    return inTransaction(pool, (tx) => acknowledgeHealth(tx, accountId, clock.now()));
   });
 }

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { pageOf } from '../../../db/pagination.js';
 import type { SessionAuth } from '../../../domain/users/sessions.js';
 import { changeUser, createUser, removeUser, requireUser, usersOfAccount } from '../../../domain/users/users.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../../domain/users/passwords.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { problemResponse } from '../../problem.js';
 import { accountWrite, withSandbox } from '../../account-write.js';
 import { SandboxFlag } from './common-schemas.js';

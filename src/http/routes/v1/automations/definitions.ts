@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { finishPage, pageOf } from '../../../../db/pagination.js';
 import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation } from '../../../../domain/automations/automations.js';
-import { ListQuery, listResponse } from '../../../pagination.js';
+import { finishPage, ListQuery, listResponse, pageOf } from '../../../pagination.js';
 import { accountWrite, withSandbox } from '../../../account-write.js';
 import { IdParam, invalidResponse, notFoundResponse } from '../common-schemas.js';
 import { AutomationSchema, automationExample, CreateBody, PatchBody } from './schemas.js';
