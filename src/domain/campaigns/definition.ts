@@ -34,7 +34,8 @@ export interface CampaignInput {
   text?: string | null;
   templateId?: string | null;
   variables?: Record<string, unknown>;
-  audience: CampaignAudience;
+  /** As the API takes it: a null segment is no segment. */
+  audience: Omit<CampaignAudience, 'segment'> & { segment?: string | null };
   tags?: string[];
   headers?: Record<string, string>;
   scheduledAt?: string | null;

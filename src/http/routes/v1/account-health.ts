@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { deliverabilityHealth } from '../../../domain/stats/account-health.js';
@@ -22,7 +23,8 @@ const Health = Type.Object({
   issues: Type.Array(Issue),
 });
 
-export async function accountHealthRoutes(app: FastifyInstance): Promise<void> {
+export async function accountHealthRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/api/v1/account/health', {
     schema: {
       operationId: 'getAccountHealth',
@@ -42,7 +44,7 @@ export async function accountHealthRoutes(app: FastifyInstance): Promise<void> {
       },
     },
   }, async (request) => {
-    const { days } = request.query as { days?: number };
+    const { days } = request.query;
     return deliverabilityHealth(app.deps.pool, request.auth.accountId, app.deps.clock.now(), days ?? 7);
   });
 }

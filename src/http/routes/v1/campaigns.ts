@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { PoolClient } from '../../../db/pool.js';
 import type { CampaignStatus, RecipientRow } from '../../../db/queries/campaigns/campaigns.js';
-import { toDefinition, type CampaignInput } from '../../../domain/campaigns/definition.js';
+import { toDefinition } from '../../../domain/campaigns/definition.js';
 import {
   cancelCampaign, createCampaign, deleteCampaign, listCampaigns, pauseCampaign, requireCampaign, resumeCampaign, sendCampaign, updateCampaign, wakeCampaignRunner,
 } from '../../../domain/campaigns/lifecycle.js';
@@ -60,7 +60,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...listResponse(CampaignDefinitionSchema), examples: [{ data: [{ ...definitionExample, html: null }], nextCursor: null }] } },
     },
   }, async (request) => {
-    const q = request.query as ListQuery & { status?: CampaignStatus };
+    const q = request.query;
     const page = pageOf(q);
     const rows = await listCampaigns(pool, request.auth.accountId, q.status ?? null, page);
     const { data, nextCursor } = finishPage(rows, page, (r) => r.id);
@@ -80,7 +80,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 201: { ...CampaignDefinitionSchema, examples: [definitionExample] }, 422: Invalid },
     },
   }, async (request, reply) => {
-    const r = await accountWrite(app, request, (db) => createCampaign(db, request.auth.accountId, request.body as CampaignInput, clock.now()));
+    const r = await accountWrite(app, request, (db) => createCampaign(db, request.auth.accountId, request.body, clock.now()));
     return reply.code(201).send(withSandbox(r));
   });
 
@@ -109,7 +109,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const r = await accountWrite(app, request, (db) =>
-      updateCampaign(db, request.auth.accountId, request.params.id, request.body as Partial<CampaignInput>, clock.now()),
+      updateCampaign(db, request.auth.accountId, request.params.id, request.body, clock.now()),
     );
     return withSandbox(r);
   });
@@ -187,7 +187,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
   app.post('/api/v1/campaigns/:id/test', {
     // An unknown (or another account's) campaign is a 404 before the body is validated.
     preValidation: async (request) => {
-      await requireCampaign(pool, request.auth.accountId, (request.params as { id: string }).id);
+      await requireCampaign(pool, request.auth.accountId, request.params.id);
     },
     schema: {
       operationId: 'sendCampaignTest',
@@ -215,7 +215,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const c = await requireCampaign(pool, request.auth.accountId, request.params.id);
-    const { to } = request.body as { to: string[] };
+    const { to } = request.body;
     const ctx = { db: pool, config, links, accountId: request.auth.accountId, mode: request.auth.mode, monthlyQuota: request.auth.monthlyQuota, now: clock.now() };
     const data: Record<string, unknown>[] = [];
     let sample = { id: '', email: '' };
@@ -249,7 +249,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...listResponse(RecipientSchema), examples: [{ data: [recipientExample], nextCursor: null }] }, 404: NotFound },
     },
   }, async (request) => {
-    const q = request.query as ListQuery & { status?: string };
+    const q = request.query;
     const c = await requireCampaign(pool, request.auth.accountId, request.params.id);
     const page = pageOf(q);
     const rows = await listRecipients(pool, request.auth.accountId, c.id, q.status ?? null, page);

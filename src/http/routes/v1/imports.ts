@@ -72,7 +72,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
   const { pool, clock } = app.deps;
   // Raw CSV bodies, for this plugin's routes only.
   app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: IMPORT_BODY_LIMIT }, (_request, body, done) =>
-    isUtf8(body as Buffer) ? done(null, (body as Buffer).toString('utf8')) : done(new AppError('invalid_json', 'Body is not valid UTF-8 CSV'), undefined));
+    typeof body !== 'string' && isUtf8(body) ? done(null, body.toString('utf8')) : done(new AppError('invalid_json', 'Body is not valid UTF-8 CSV'), undefined));
 
   app.post('/api/v1/subscribers/import', {
     bodyLimit: IMPORT_BODY_LIMIT,
@@ -95,7 +95,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 202: { ...ImportSchema, examples: [{ ...example, status: 'queued', processed: 0, created: 0, updated: 0, skipped: 0, errorCount: 0, errors: [], startedAt: null }] }, 422: Invalid },
     },
   }, async (request, reply) => {
-    const body = request.body as unknown;
+    const body: unknown = request.body;
     if (body === undefined || body === null) throw invalid('body', 'is required: JSON {list, subscribers} or {list, csv}, or a text/csv body with ?list=');
     let listId: string | undefined;
     let source: ImportSource;

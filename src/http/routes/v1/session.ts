@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
-  SESSION_COOKIE, signInWithLink, signInWithPassword, signOut, type NewSession, type SessionAuth,
+  SESSION_COOKIE, signInWithLink, signInWithPassword, signOut, isSessionAuth, type NewSession, type SessionAuth,
 } from '../../../domain/users/sessions.js';
 import { findUser, toUser } from '../../../domain/users/users.js';
 import { requireAccount } from '../../../domain/accounts.js';
@@ -43,8 +43,8 @@ function cookieOptions(request: FastifyRequest, expires: Date | null) {
 }
 
 function requireSession(request: FastifyRequest): SessionAuth {
-  if (request.auth.via !== 'session') throw new AppError('forbidden', 'This route is for the dashboard\'s session cookie; API keys have no session');
-  return request.auth as SessionAuth;
+  if (!isSessionAuth(request.auth)) throw new AppError('forbidden', 'This route is for the dashboard\'s session cookie; API keys have no session');
+  return request.auth;
 }
 
 /** Sign-in, the current session and sign-out, for the dashboard (docs/dashboard.md). */

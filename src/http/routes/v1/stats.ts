@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { acknowledgeHealth, evaluateHealth, HEALTH_RULES } from '../../../domain/stats/account-health.js';
-import { accountStats, type StatsQuery } from '../../../domain/stats/stats.js';
+import { accountStats } from '../../../domain/stats/stats.js';
 import { inTransaction } from '../../account-write.js';
 import { invalidResponse, SandboxFlag } from './common-schemas.js';
 import { CountsSchema, exampleCounts, exampleRates, RatesSchema } from './campaign-schemas.js';
@@ -81,7 +81,7 @@ export async function statsRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...StatsSchema, examples: [statsExample] }, 422: invalidResponse('validation_failed: a bad date, a range over 366 days, an unknown campaign, tag and campaignId together', 'from', 'must not be after to') },
     },
   }, async (request) =>
-    accountStats(pool, request.auth.accountId, request.query as StatsQuery, clock.now(), request.auth.monthlyQuota, { record: request.auth.mode !== 'test' }));
+    accountStats(pool, request.auth.accountId, request.query, clock.now(), request.auth.monthlyQuota, { record: request.auth.mode !== 'test' }));
 
   app.post('/api/v1/stats/health/acknowledge', {
     schema: {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { SessionAuth } from '../../../domain/users/sessions.js';
+import { isSessionAuth } from '../../../domain/users/sessions.js';
 import { changeUser, createUser, removeUser, requireUser, usersOfAccount } from '../../../domain/users/users.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../../domain/users/passwords.js';
 import { ListQuery, listResponse, pageOf } from '../../pagination.js';
@@ -83,7 +83,7 @@ export async function userRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...UserSchema, examples: [USER_EXAMPLE] }, 404: NotFound, 409: Conflict },
     },
   }, async (request) => {
-    const keep = request.auth.via === 'session' ? (request.auth as SessionAuth).sessionHash : null;
+    const keep = isSessionAuth(request.auth) ? request.auth.sessionHash : null;
     const r = await accountWrite(app, request, (db) => changeUser(db, request.auth.accountId, request.params.id, request.body, clock.now(), keep));
     return withSandbox(r);
   });
@@ -98,7 +98,7 @@ export async function userRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 204: Type.Null({ description: 'Deleted' }), 404: NotFound, 409: Conflict },
     },
   }, async (request, reply) => {
-    const self = request.auth.via === 'session' ? (request.auth as SessionAuth).userId : null;
+    const self = isSessionAuth(request.auth) ? request.auth.userId : null;
     await accountWrite(app, request, (db) => removeUser(db, request.auth.accountId, request.params.id, self));
     return reply.code(204).send(null);
   });
