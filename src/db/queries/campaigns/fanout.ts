@@ -1,5 +1,6 @@
 import type { PoolClient, Queryable } from '../../pool.js';
 import type { CampaignRow } from './campaigns.js';
+import { NO_QUOTA, quotaGate } from '../quota.js';
 
 /**
  * The fan-out job's statements (domain/campaigns/fanout.ts runs them). A campaign's fan-out is
@@ -173,18 +174,7 @@ export async function insertCampaignMessages(
     msgs.map((m) => m.id), msgs.map((m) => m.eventId), msgs.map((m) => m.subscriberId), msgs.map((m) => m.email),
     msgs.map((m) => m.toDomain), msgs.map((m) => m.subject), msgs.map((m) => JSON.stringify(m.mergeData)), msgs.map((m) => m.nextAttemptAt),
   ];
-  let counter = '';
-  let gate = 'TRUE';
-  if (quota) {
-    params.push(quota.month, msgs.length, quota.limit);
-    counter = `q AS (
-      INSERT INTO usage_counters AS u (account_id, month, sent)
-      SELECT $2::text, $18::date, $19::int WHERE $19::int <= $20::int
-      ON CONFLICT (account_id, month) DO UPDATE SET sent = u.sent + EXCLUDED.sent WHERE u.sent + EXCLUDED.sent <= $20::int
-      RETURNING sent
-    ),`;
-    gate = 'EXISTS (SELECT 1 FROM q)';
-  }
+  const { counter, gate } = quota ? quotaGate(params, '$2', { month: quota.month, count: msgs.length, limit: quota.limit }) : NO_QUOTA;
   // Transaction-local: the events_rollup trigger skips the events this transaction inserts from
   // here on — this statement's, whose counters it writes below. The batch's transaction inserts
   // no other events after it (it only advances the checkpoint and commits); no reset, as each
