@@ -10,7 +10,7 @@ import { BoundedMap } from '../lib/bounded-map.js';
  *
  * Addresses are stored as given and compared by `key`: the local part lower-cased and the
  * domain lower-cased in its ASCII (punycode) form, so `Bob@Exämple.de` and
- * `bob@xn--exmple-cua.de` are the same recipient (DESIGN.md §4).
+ * `bob@xn--exmple-cua.de` are the same recipient (docs/architecture.md#identifiers-and-data).
  */
 export interface EmailAddress {
   /** As given, surrounding whitespace removed. */

@@ -96,7 +96,7 @@ export async function suppressedAmong(db: Queryable, accountId: string, emails: 
 }
 
 /**
- * The send API's suppression check, batched across concurrent requests (issue 16): the
+ * The send API's suppression check, batched across concurrent requests: the
  * lookups that arrive while one is in flight are answered together by the next query, so N
  * concurrent sends cost about N / batch round trips instead of N. A lookup reads committed
  * state when its batch runs, as a lone query would.

@@ -132,7 +132,7 @@ export async function releaseFailedImport(
   r: { message: string; final: boolean; retryAt: Date; now: Date },
 ): Promise<void> {
   // Every parameter is typed: an untyped `CASE WHEN $4 THEN NULL ELSE $5 END` made this
-  // statement fail itself, leaving a failed import `running` for ever (issue 11, item 6).
+  // statement fail itself, leaving a failed import `running` for ever.
   await db.query(
     `UPDATE subscriber_imports SET failure = $3::text,
             status = CASE WHEN $4::boolean THEN 'failed' ELSE status END,

@@ -14,7 +14,7 @@ import { exitRunsOnUnsubscribe, fireBuiltInEvent } from '../automations/trigger.
 import type { SubscriberWrites } from '../automations/steps.js';
 
 /**
- * Subscribers: one per address and account (matched case-insensitively, DESIGN.md §4), in any
+ * Subscribers: one per address and account (matched case-insensitively, docs/architecture.md#identifiers-and-data), in any
  * number of lists. Writes here run several statements: call them inside a transaction.
  *
  * Status: `active`, `unconfirmed` (double opt-in pending), `unsubscribed`, `bounced`,

@@ -8,7 +8,7 @@ import { suppressAddress } from '../audience/address-status.js';
 import { recordEvents } from '../events.js';
 
 /**
- * Complaint intake (DESIGN.md §10, docs/complaints-and-bounces.md): an ARF report (RFC 5965),
+ * Complaint intake (docs/architecture.md#complaints-and-bounces-coming-back, docs/complaints-and-bounces.md): an ARF report (RFC 5965),
  * from POST /api/fbl/inbound or mail to fbl@, is matched to the message complained about and
  * turns into a suppression (reason complaint) and a `spam` event, in one transaction with the
  * stored report. Every report is stored, matched or not, parseable or not.
@@ -67,7 +67,7 @@ interface Match {
   by: MatchedBy;
 }
 
-/** DESIGN.md §10: the original's Message-ID, else (our addition) a signed VERP return path, else the address. */
+/** docs/architecture.md#complaints-and-bounces-coming-back: the original's Message-ID, else (our addition) a signed VERP return path, else the address. */
 async function findMessage(db: Queryable, report: ArfReport, opts: Required<ArfOptions>): Promise<Match | null> {
   const byId = ourMessageId(report.originalMessageId);
   const message = byId ? await getMessageById(db, byId) : null;

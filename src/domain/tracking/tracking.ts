@@ -1,5 +1,5 @@
 /**
- * What happens when a recipient's mail client comes back to us (DESIGN.md §9, §11;
+ * What happens when a recipient's mail client comes back to us (docs/architecture.md#events-and-webhooks, #white-label-tracking;
  * docs/tracking.md): the open pixel, a tracked link, the unsubscribe page and RFC 8058
  * one-click POST. Every function first verifies the signed token (tracking-tokens.ts); a
  * token that does not verify, or names a message that does not exist (sandbox ids never
