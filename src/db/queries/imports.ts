@@ -64,6 +64,7 @@ export async function selectImportPage(db: Queryable, accountId: string, page: P
  * died), or the given one only when `id` is set (the CLI runs its own import). One statement:
  * the inner SELECT … FOR UPDATE SKIP LOCKED picks a row no other claimer holds, the UPDATE
  * takes the lease and counts the attempt.
+ * Claim shape 3 of docs/architecture.md#background-jobs-one-claimlease-pattern.
  */
 export async function claimImport(db: Queryable, c: { workerId: string; now: Date; leaseUntil: Date; id?: string }): Promise<ImportRow | null> {
   const { rows } = await db.query<ImportRow>(

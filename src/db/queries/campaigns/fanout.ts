@@ -31,6 +31,7 @@ export interface FanOutPart {
 // One unfinished part of a sending campaign whose lease is free or expired, leased to this
 // worker. SKIP LOCKED: a part another worker is claiming is passed over; oldest request first,
 // then the parts in order (the workers of a campaign take its parts one after the other).
+// Claim shape 3 of docs/architecture.md#background-jobs-one-claimlease-pattern.
 export async function claimFanOutPart(db: Queryable, workerId: string, now: Date, leaseMs: number): Promise<FanOutPart | null> {
   const { rows } = await db.query<FanOutPart>(
     `WITH p AS (
