@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { notifySoon } from '../../db/notify.js';
 import type { Pool } from '../../db/pool.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 import { insertAcceptedMessages, type MessageRow, type SentEventRow } from '../../db/queries/messages.js';
 import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import type { KeyMode } from '../keys/api-keys.js';
@@ -34,7 +35,7 @@ export class SendPipeline {
   private readonly suppression: SuppressionLookups;
   // Verified domains change rarely; caching the positive answer for a few seconds saves a
   // query per send. A domain deleted meanwhile stops being accepted within DOMAIN_CACHE_MS.
-  private readonly domains = new Map<string, { domain: SendingDomain; at: number }>();
+  private readonly domains = new BoundedMap<string, { domain: SendingDomain; at: number }>(DOMAIN_CACHE_ENTRIES);
 
   constructor(private readonly deps: { pool: Pool; config: Config; clock: Clock }) {
     this.links = new TrackingLinks(deps.config);
@@ -83,7 +84,6 @@ export class SendPipeline {
     const hit = this.domains.get(key);
     if (hit && Date.now() - hit.at < DOMAIN_CACHE_MS) return hit.domain;
     const domain = await findSendingDomain(this.deps.pool, accountId, fromEmail);
-    if (this.domains.size > DOMAIN_CACHE_ENTRIES) this.domains.clear();
     if (domain) this.domains.set(key, { domain, at: Date.now() });
     else this.domains.delete(key);
     return domain;

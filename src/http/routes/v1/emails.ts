@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { pageOf } from '../../../db/pagination.js';
 import { SEND_LIMITS } from '../../../domain/sending/send-input.js';
 import { SendPipeline } from '../../../domain/sending/send-pipeline.js';
 import { getSentEmail, listSentEmails } from '../../../domain/sending/sent-emails.js';
 import type { BatchItemResult } from '../../../domain/sending/sending.js';
 import { batchItemProblems } from '../../batch-items.js';
-import { ListQuery } from '../../pagination.js';
+import { ListQuery, pageOf } from '../../pagination.js';
 import { problemBody } from '../../problem.js';
 
 const Email = Type.String({ minLength: 3, maxLength: 254, description: 'A bare address: name@example.com' });
