@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { bootstrapDefaultAccount } from './bootstrap.js';
+import { countAccounts } from './db/queries/accounts.js';
 import { systemClock } from './clock.js';
 import { startupWarnings, type Config, type Role } from './config.js';
 import { loggerOptions } from './logging.js';
@@ -19,8 +20,16 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   for (const warning of startupWarnings(config)) log.warn(warning);
   const db = await openDatabase(config, { owner: true, log: (m) => log.info(m) });
   const clock = systemClock;
-  const banner = await bootstrapDefaultAccount(db.pool, config);
-  if (banner) process.stdout.write(banner + '\n');
+  // The first-start keys go to exactly one place: with the embedded PostgreSQL (one process
+  // owns the data dir) this process's output; with a shared DATABASE_URL, where several
+  // processes may start at once, nothing is created here and `postline init` prints them
+  // (docs/deploy.md, "First start").
+  if (config.databaseUrl === undefined) {
+    const banner = await bootstrapDefaultAccount(db.pool, config);
+    if (banner) process.stdout.write(banner + '\n');
+  } else if ((await countAccounts(db.pool)) === 0) {
+    log.warn('no account yet: run `postline init` once (same DATABASE_URL) to create the first account and print its keys');
+  }
 
   const app = role === 'worker' ? null : await buildApp({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock });
   if (app) {

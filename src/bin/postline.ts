@@ -13,6 +13,7 @@ import { registerAutomationCommands } from '../cli/automations.js';
 import { registerUserCommands } from '../cli/users.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
+import { bootstrapDefaultAccount } from '../bootstrap.js';
 
 const program = new Command('postline').description('Postline: self-hosted email sending platform').showHelpAfterError();
 
@@ -29,6 +30,14 @@ program
   .action(async (o: { json?: boolean }) => {
     await withDatabase(async () => {}); // opening the database migrates it
     output(o.json, { migrated: true }, () => 'database is up to date');
+  });
+
+program
+  .command('init')
+  .description('Create the first account, its API keys and the owner\'s sign-in link, and print them (once; for a shared DATABASE_URL, where `start` creates nothing)')
+  .action(async () => {
+    const banner = await withDatabase(({ pool, config }) => bootstrapDefaultAccount(pool, config));
+    output(false, null, () => banner ?? 'already initialised: accounts exist. New keys: postline keys create --account <id>; dashboard access: postline users reset-password --email <email>');
   });
 
 registerAccountCommands(program);

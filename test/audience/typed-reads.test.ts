@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MIN_SERVER_VERSION_NUM, assertSupportedServer, unsupportedServerReason } from '../../src/db/server-version.js';
-import { withTransaction } from '../../src/db/pool.js';
 import { testDatabase } from '../helpers/db.js';
 
 /**
@@ -83,17 +82,23 @@ test('typed reads: the variant is chosen by server_version_num', async () => {
 
 test('typed reads: a segment-style count stays correct when the planner is pushed to a parallel plan', async () => {
   const parallelSetting = serverVersion >= 160000 ? 'debug_parallel_query' : 'force_parallel_mode';
-  const counts = await withTransaction(pool, async (c) => {
+  // A plain table: parallel workers cannot read a temporary one.
+  await pool.query(`CREATE TABLE typed_values AS
+    SELECT g::text AS n, '2024-01-' || lpad(((g % 40) + 1)::text, 2, '0') AS d FROM generate_series(1, 4000) g
+    UNION ALL SELECT 'x' || g, 'y' || g FROM generate_series(1, 1000) g`);
+  await pool.query('ANALYZE typed_values');
+  const c = await pool.connect();
+  let counts;
+  try {
     for (const s of [`${parallelSetting} = on`, 'parallel_setup_cost = 0', 'parallel_tuple_cost = 0', 'min_parallel_table_scan_size = 0']) {
-      await c.query(`SET LOCAL ${s}`);
+      await c.query(`SET ${s}`);
     }
-    await c.query(`CREATE TEMP TABLE typed_values ON COMMIT DROP AS
-      SELECT g::text AS n, '2024-01-' || lpad(((g % 40) + 1)::text, 2, '0') AS d FROM generate_series(1, 4000) g
-      UNION ALL SELECT 'x' || g, 'y' || g FROM generate_series(1, 1000) g`);
     const { rows } = await c.query(`SELECT count(*) FILTER (WHERE audience_numeric(n) > 2000) AS n,
       count(audience_timestamptz(d)) AS d FROM typed_values`);
-    return rows[0];
-  });
+    counts = rows[0];
+  } finally {
+    c.release(true); // the session's settings go with the connection
+  }
   assert.equal(counts.n, 2000);
   assert.equal(counts.d, 4000 - 900); // days 32..40 of January are not dates: 9 of every 40 rows
 });
