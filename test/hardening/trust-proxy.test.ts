@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { bootApp } from '../helpers/app.js';
 
@@ -7,9 +8,10 @@ import { bootApp } from '../helpers/app.js';
  * The client address (sign-in throttling, logs) comes from X-Forwarded-For only when the TCP
  * peer is a proxy named in POSTLINE_TRUST_PROXY (docs/deploy.md); a client cannot pick its own.
  */
-const ipRoute = (app: Parameters<NonNullable<Parameters<typeof bootApp>[0]>['setup']>[0]) =>
+const ipRoute = (app: FastifyInstance) => {
   app.get('/_ip', async (request) => ({ ip: request.ip }));
-const ipOf = async (app: Awaited<ReturnType<typeof bootApp>>['app'], remoteAddress: string, xff?: string) =>
+};
+const ipOf = async (app: FastifyInstance, remoteAddress: string, xff?: string) =>
   (await app.inject({ method: 'GET', url: '/_ip', remoteAddress, headers: xff ? { 'x-forwarded-for': xff } : {} })).json().ip;
 
 test('trust proxy: unset, X-Forwarded-For is ignored', async () => {
