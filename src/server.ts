@@ -20,11 +20,11 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   for (const warning of startupWarnings(config)) log.warn(warning);
   const db = await openDatabase(config, { owner: true, log: (m) => log.info(m) });
   const clock = systemClock;
-  // The first-start keys go to exactly one place: with the embedded PostgreSQL (one process
-  // owns the data dir) this process's output; with a shared DATABASE_URL, where several
-  // processes may start at once, nothing is created here and `postline init` prints them
-  // (docs/deploy.md, "First start").
-  if (config.databaseUrl === undefined) {
+  // The first-start keys go to exactly one place: a process that is the whole deployment (the
+  // embedded PostgreSQL, whose data dir one process owns, or role `all`) prints them; `api`
+  // and `worker` processes on a shared DATABASE_URL, several of which may start at once,
+  // create nothing, and `postline init` prints them (docs/deploy.md, "First start").
+  if (config.databaseUrl === undefined || role === 'all') {
     const banner = await bootstrapDefaultAccount(db.pool, config);
     if (banner) process.stdout.write(banner + '\n');
   } else if ((await countAccounts(db.pool)) === 0) {

@@ -34,10 +34,12 @@ program
 
 program
   .command('init')
-  .description('Create the first account, its API keys and the owner\'s sign-in link, and print them (once; for a shared DATABASE_URL, where `start` creates nothing)')
-  .action(async () => {
+  .description('Create the first account, its API keys and the owner\'s sign-in link, and print them (once; for api and worker processes on a shared DATABASE_URL, which create nothing at start)')
+  .option('--json', 'print JSON')
+  .action(async (o: { json?: boolean }) => {
     const banner = await withDatabase(({ pool, config }) => bootstrapDefaultAccount(pool, config));
-    output(false, null, () => banner ?? 'already initialised: accounts exist. New keys: postline keys create --account <id>; dashboard access: postline users reset-password --email <email>');
+    const already = 'already initialised: accounts exist. New keys: postline keys create --account <id>; dashboard access: postline users reset-password --email <email>';
+    output(o.json, { created: banner !== null, text: banner ?? already }, () => banner ?? already);
   });
 
 registerAccountCommands(program);

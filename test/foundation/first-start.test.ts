@@ -8,8 +8,8 @@ import { testDatabase } from '../helpers/db.js';
 
 /**
  * Where the first-start keys go when several processes share one DATABASE_URL
- * (docs/deploy.md, "First start"): no `start` creates an account, whichever starts first;
- * `postline init` creates it once and prints the keys to whoever ran it.
+ * (docs/deploy.md, "First start"): no `api` or `worker` process creates an account, whichever
+ * starts first; `postline init` creates it once and prints the keys to whoever ran it.
  */
 const db = await testDatabase();
 const env = () => ({
