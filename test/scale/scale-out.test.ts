@@ -48,7 +48,13 @@ const processEnv = () => ({
   NODE_OPTIONS: '',
 });
 const children: ChildProcess[] = [];
-after(() => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
+const killChildren = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
+after(killChildren);
+// The runner ends a file that overruns its time with SIGTERM, before `after` runs: no orphans.
+process.once('SIGTERM', () => {
+  killChildren();
+  process.exit(1);
+});
 
 async function start(role: 'api' | 'worker'): Promise<{ child: ChildProcess; port: number }> {
   const s = await startCli(['start', '--role', role], processEnv(), /postline ready/);
