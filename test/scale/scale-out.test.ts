@@ -123,7 +123,9 @@ test('scale-out: 2 APIs and 2 workers, a worker killed mid-campaign: every recip
     assert.ok(heldAtKill.has(to), `${to} arrived twice but the killed worker did not hold it`);
     assert.ok(at[0] <= killedAt, `${to}: the first copy was accepted before the kill`);
   }
-  assert.ok(duplicated.length <= CONNECTIONS, `${duplicated.length} duplicates; at most one per connection of the killed worker`);
+  // How many depends on how many 250s arrived while the last outcome write was in flight (the
+  // machine's load); which ones does not: only the killed worker's, accepted before the kill.
+  assert.ok(duplicated.length < heldAtKill.size, `${duplicated.length} duplicates of ${heldAtKill.size} held`);
   const window = duplicated.map(([, at]) => killedAt - at[0]);
   t.diagnostic(
     `at-least-once window: ${duplicated.length} of ${RECIPIENTS} delivered twice (${inFlight.rowCount} in flight at the killed worker); ` +
@@ -147,10 +149,12 @@ test('scale-out: an API killed with idempotent sends in flight: no key blocked p
   // Every key retried on API 2 until answered: 409 (with Retry-After) only while a lease holds.
   const answers = await Promise.all(bodies.map(async (b, i) => {
     for (;;) {
+      const sentAt = Date.now();
       const res = await http(api2.port, '/api/v1/emails', b, { 'idempotency-key': `scale-${i}` });
       if (res.status !== 409) return { status: res.status, at: Date.now(), body: (await res.json()) as { id: string } };
       assert.ok(Number(res.headers.get('retry-after')) <= LEASE_S);
-      assert.ok(Date.now() - killedAt < (LEASE_S + 3) * 1000, `scale-${i} still blocked ${Date.now() - killedAt} ms after the kill`);
+      // Nobody renews the dead process's leases: none may still hold a lease's length after the kill.
+      assert.ok(sentAt - killedAt < LEASE_S * 1000 + 500, `scale-${i} still blocked ${sentAt - killedAt} ms after the kill`);
       await new Promise((r) => setTimeout(r, 200)); // the client's retry interval
     }
   }));
