@@ -17,8 +17,16 @@ const env = () => ({
   POSTLINE_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'warn', NODE_OPTIONS: '',
 });
 
+const children: import('node:child_process').ChildProcess[] = [];
+// The runner ends a file that overruns its time with SIGTERM, before `finally` runs: no orphans.
+process.once('SIGTERM', () => {
+  children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
+  process.exit(1);
+});
+
 test('first start on a shared database: two processes start at once, neither prints keys; postline init does, once', { timeout: 120_000 }, async () => {
   const started = await Promise.all([startCli(['start', '--role', 'api'], env(), /postline ready/), startCli(['start', '--role', 'worker'], env(), /postline ready/)]);
+  children.push(...started.map((s) => s.child));
   try {
     for (const s of started) {
       assert.doesNotMatch(s.output(), /First start|sk_live_/);
