@@ -63,7 +63,7 @@ async function acceptSubmission(
   const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextLinks: true, skipTextToHtml: true, skipImageLinks: true });
   const [windowCount, seen] = await Promise.all([
     deps.counter.count(rateBucket(sender.accountId, sender.mode), rateWindowStart(now)),
-    mail.messageId ? claimMessageId(deps.pool, { ...sender, messageId: mail.messageId, now }) : null,
+    mail.messageId ? claimMessageId(deps.pool, { ...sender, messageId: mail.messageId, now, leaseMs: deps.config.idempotencyLeaseMs }) : null,
   ]);
   const limit = deps.config.rateLimits[sender.mode];
   if (windowCount > limit) {
@@ -74,7 +74,7 @@ async function acceptSubmission(
   if (seen?.state === 'accepted') return `2.0.0 Ok: already accepted as ${seen.acceptedId} (same Message-ID within 24 h: not sent again)`;
   if (seen?.state === 'in_flight') throw new AppError('conflict', 'A message with this Message-ID is being accepted on another connection; try again');
   try {
-    const result = await deps.pipeline.send(sender, toSendRequest(mail, envelopeTo));
+    const result = await deps.pipeline.send(sender, toSendRequest(mail, envelopeTo), seen?.state === 'new' ? seen.claim : undefined);
     await seen?.complete(result.id);
     return result.sandbox ? `2.0.0 Ok: sandbox ${result.id} (test key: checked, nothing sent)` : `2.0.0 Ok: ${result.status} as ${result.id}`;
   } catch (err) {

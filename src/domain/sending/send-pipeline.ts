@@ -48,22 +48,26 @@ export class SendPipeline {
     this.suppression = new SuppressionLookups(deps.pool);
   }
 
-  /** One message. Test keys: every check, nothing stored (`sandbox: true`). */
-  async send(sender: Sender, req: SendRequest): Promise<SendResult> {
-    const result = await sendEmail(this.context(sender), req);
+  /**
+   * One message. Test keys: every check, nothing stored (`sandbox: true`). `idempotency` is the
+   * claim the request runs under, if any (an Idempotency-Key, a submitted Message-ID).
+   */
+  async send(sender: Sender, req: SendRequest, idempotency?: SendContext['idempotency']): Promise<SendResult> {
+    const result = await sendEmail(this.context(sender, idempotency), req);
     if (!result.sandbox) this.wakeWorkers();
     return result;
   }
 
   /** Up to SEND_LIMITS.batchSize messages, each answered on its own, the accepted ones stored together. */
-  async sendBatch(sender: Sender, reqs: SendRequest[]): Promise<BatchItemResult[]> {
-    const results = await sendBatch(this.context(sender), reqs);
+  async sendBatch(sender: Sender, reqs: SendRequest[], idempotency?: SendContext['idempotency']): Promise<BatchItemResult[]> {
+    const results = await sendBatch(this.context(sender, idempotency), reqs);
     if (results.some((r) => !('error' in r) && !r.sandbox)) this.wakeWorkers();
     return results;
   }
 
-  private context(sender: Sender): SendContext {
+  private context(sender: Sender, idempotency: SendContext['idempotency']): SendContext {
     return {
+      idempotency,
       db: this.deps.pool,
       config: this.deps.config,
       links: this.links,

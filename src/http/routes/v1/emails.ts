@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { SEND_LIMITS } from '../../../domain/sending/send-input.js';
@@ -121,6 +121,11 @@ const MessageDetail = Type.Intersect([
   }),
 ]);
 
+/** The Idempotency-Key claim the request runs under (plugins/idempotency.ts), as the send pipeline takes it. */
+function claimOf(request: FastifyRequest): { ref: string; takenOver: boolean } | undefined {
+  return request.idempotency && { ref: request.idempotency.ref, takenOver: request.idempotency.takenOver };
+}
+
 export async function emailRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const pipeline = new SendPipeline(app.deps);
@@ -140,7 +145,7 @@ export async function emailRoutes(fastify: FastifyInstance): Promise<void> {
       },
     },
   }, async (request, reply) => {
-    const result = await pipeline.send(request.auth, request.body);
+    const result = await pipeline.send(request.auth, request.body, claimOf(request));
     return reply.code(result.sandbox ? 200 : 202).send(result);
   });
 
@@ -166,7 +171,7 @@ export async function emailRoutes(fastify: FastifyInstance): Promise<void> {
   }, async (request) => {
     const refused = batchItemProblems(request, 'emails');
     const valid = request.body.emails.map((item, index) => ({ item, index })).filter((x) => !refused.has(x.index));
-    const sent = await pipeline.sendBatch(request.auth, valid.map((x) => x.item));
+    const sent = await pipeline.sendBatch(request.auth, valid.map((x) => x.item), claimOf(request));
     const results: BatchItemResult[] = [
       ...sent.map((r) => ({ ...r, index: valid[r.index].index })),
       ...[...refused].map(([index, error]) => ({ index, error })),
