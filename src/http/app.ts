@@ -35,11 +35,13 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
     routerOptions: { maxParamLength: 800 },
     genReqId: () => `req_${randomBytes(8).toString('hex')}`,
     requestIdHeader: false,
-    // A path whose percent-escapes are not UTF-8 (`/lists/%FF`) is refused before routing.
-    frameworkErrors: (error, request, reply) =>
-      error.code === 'FST_ERR_BAD_URL'
-        ? sendProblem(request, reply, 'invalid_url', 'The URL path is not percent-encoded UTF-8')
-        : sendProblem(request, reply, 'internal_error', `Something went wrong on our side; quote request id ${request.id} when reporting it`),
+    // A path whose percent-escapes are not UTF-8 (`/lists/%FF`) is refused before routing; a
+    // path segment longer than maxParamLength names no resource (ids are far shorter): 404.
+    frameworkErrors: (error, request, reply) => {
+      if (error.code === 'FST_ERR_BAD_URL') return sendProblem(request, reply, 'invalid_url', 'The URL path is not percent-encoded UTF-8');
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendProblem(request, reply, 'not_found', 'No resource has an id that long (a path segment may be at most 800 characters)');
+      return sendProblem(request, reply, 'internal_error', `Something went wrong on our side; quote request id ${request.id} when reporting it`);
+    },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Handlers get the pool through the test-key sandbox (db/sandbox.ts): the same pool for live
