@@ -5,7 +5,7 @@ import { finishPage, pageOf } from '../../../../db/pagination.js';
 import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation } from '../../../../domain/automations/automations.js';
 import { ListQuery, listResponse } from '../../../pagination.js';
 import { audienceWrite, IdParam, invalidResponse, notFoundResponse, withSandbox } from '../audience-common.js';
-import { AutomationSchema, automationExample, CreateBody, PatchBody } from './schemas.js';
+import { AutomationSchema, automationExample, CreateBody, PatchBody, SavedAutomationSchema } from './schemas.js';
 
 const tags = ['automations'];
 const NotFound = notFoundResponse('automation', automationExample.id);
@@ -41,7 +41,7 @@ export async function automationDefinitionRoutes(fastify: FastifyInstance): Prom
       description: 'Validates every step; a problem is a 422 naming its path (steps[2].then[0].templateId). Templates and lists must exist, senders must be on a verified domain.',
       tags,
       body: CreateBody,
-      response: { 201: { ...AutomationSchema, examples: [automationExample] }, 422: Invalid },
+      response: { 201: { ...SavedAutomationSchema, examples: [{ ...automationExample, warnings: [] }] }, 422: Invalid },
     },
   }, async (request, reply) => {
     const r = await audienceWrite(app, request, (db) => createAutomation(db, request.auth.accountId, request.body, clock.now()));
@@ -67,7 +67,7 @@ export async function automationDefinitionRoutes(fastify: FastifyInstance): Prom
       tags,
       params: IdParam,
       body: PatchBody,
-      response: { 200: { ...AutomationSchema, examples: [automationExample] }, 404: NotFound, 422: Invalid },
+      response: { 200: { ...SavedAutomationSchema, examples: [{ ...automationExample, warnings: [] }] }, 404: NotFound, 422: Invalid },
     },
   }, async (request) => {
     const r = await audienceWrite(app, request, (db) => updateAutomation(db, request.auth.accountId, request.params.id, request.body, clock.now()));
