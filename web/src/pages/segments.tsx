@@ -120,7 +120,7 @@ function SegmentBuilder({ segment }: { segment: Segment | null }) {
         <datalist id="seg-fields">{FIELDS.map((f) => <option key={f} value={f} />)}</datalist>
         <button type="button" onClick={() => setRows([...rows, { field: 'email', op: 'contains', value: '' }])}>Add condition</button>
         <p aria-live="polite" className="count" data-testid="segment-count">
-          {count !== null ? <><strong>{count}</strong> subscribers match now</> : countError ? null : drafting ? 'Complete each condition to see how many subscribers match.' : 'Counting…'}
+          {count !== null ? <><strong>{count}</strong> {count === 1 ? 'subscriber matches' : 'subscribers match'} now</> : countError ? null : drafting ? 'Complete each condition to see how many subscribers match.' : 'Counting…'}
         </p>
         {countError && <ErrorState error={countError} />}
         <div className="actions">
