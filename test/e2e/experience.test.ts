@@ -107,7 +107,7 @@ step('lists: the count follows an import without a reload, in the right plural',
   await page.goto(`${server.baseUrl}/lists/${ids.list}`);
   await page.getByTestId('list-count').filter({ hasText: /^1 subscriber ·/ }).waitFor();
   await page.getByLabel('…or paste CSV').fill('email,name\nada@example.net,Ada\nlin@example.net,Lin\n');
-  await page.getByRole('button', { name: /^Import/ }).click();
+  await page.getByRole('button', { name: 'Import', exact: true }).click();
   await page.getByTestId('import-status').filter({ hasText: /^Done: 2 created/ }).waitFor();
   await page.getByTestId('list-count').filter({ hasText: /^3 subscribers ·/ }).waitFor();
   noProblems('list');
@@ -180,7 +180,8 @@ step('overview: the quota card counts this month\'s messages; rates do not wrap;
   await page.goto(`${server.baseUrl}/`);
   await page.getByTestId('quota-used').filter({ hasText: /^[1-9]\d* messages? this month; no limit\.$/ }).waitFor();
   const rate = page.getByTestId('overview-stats').locator('.rate').first();
-  assert.equal(await rate.evaluate<string>('(el) => getComputedStyle(el).whiteSpace'), 'nowrap');
+  const whiteSpace = await rate.evaluate((el: unknown) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { whiteSpace: string } }).getComputedStyle(el).whiteSpace);
+  assert.equal(whiteSpace, 'nowrap');
   assert.match((await rate.textContent()) ?? '', /^\d+\.\d\u00a0%/);
   await page.goto(`${server.baseUrl}/campaigns/${ids.campaign}`);
   await page.getByRole('heading', { name: /November news/ }).getByText('sent').waitFor({ timeout: 120_000 });

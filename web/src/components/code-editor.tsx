@@ -15,7 +15,7 @@ export function CodeEditor({ label, value, onChange, rows = 12 }: { label: strin
 
   useEffect(() => {
     let cancelled = false;
-    void Promise.all([import('codemirror'), import('@codemirror/lang-html')]).then(([cm, lang]) => {
+    void Promise.all([import('codemirror'), import('@codemirror/lang-html'), import('./code-highlight')]).then(([cm, lang, highlight]) => {
       if (cancelled || !host.current) return;
       view.current = new cm.EditorView({
         doc: latest.current.value,
@@ -23,6 +23,7 @@ export function CodeEditor({ label, value, onChange, rows = 12 }: { label: strin
         extensions: [
           cm.basicSetup,
           lang.html(),
+          highlight.readableHighlighting,
           cm.EditorView.lineWrapping,
           cm.EditorView.contentAttributes.of({ 'aria-label': label, 'aria-multiline': 'true' }),
           cm.EditorView.updateListener.of((u) => { if (u.docChanged) latest.current.onChange(u.state.doc.toString()); }),
