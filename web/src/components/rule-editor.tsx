@@ -3,7 +3,7 @@ export interface Rule { match: 'all' | 'any'; conditions: RuleItem[] }
 export type RuleItem = { field: string; op: string; value?: unknown } | Rule;
 
 /** The API's operators (the option values) and how a person reads each (the option labels). */
-const OPS: [string, string][] = [
+export const OPS: [string, string][] = [
   ['eq', 'is'], ['neq', 'is not'], ['contains', 'contains'], ['starts_with', 'starts with'], ['gt', 'is more than'], ['gte', 'is at least'],
   ['lt', 'is less than'], ['lte', 'is at most'], ['in', 'is one of (comma separated)'], ['exists', 'is set'], ['not_exists', 'is not set'],
   ['within', 'is within the last (days)'], ['not_within', 'is not within the last (days)'],

@@ -1,4 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import { OPS } from '../components/rule-editor';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ApiError, del, get, patch, post, type Problem } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
@@ -8,7 +9,6 @@ interface Condition { field: string; op: string; value?: unknown }
 interface Segment { id: string; name: string; match: 'all' | 'any'; conditions: Condition[]; subscriberCount: number; createdAt: string; updatedAt: string }
 
 const FIELDS = ['email', 'name', 'status', 'createdAt', 'list', 'opened', 'clicked', 'received', 'attributes.'];
-const OPS = ['eq', 'neq', 'contains', 'starts_with', 'gt', 'gte', 'lt', 'lte', 'in', 'exists', 'not_exists', 'within', 'not_within'];
 const NO_VALUE = new Set(['exists', 'not_exists']);
 const NUMERIC = new Set(['within', 'not_within']);
 
@@ -110,8 +110,8 @@ function SegmentBuilder({ segment }: { segment: Segment | null }) {
             <li key={i}>
               <label className="sr" htmlFor={`f-${i}`}>Field {i + 1}</label>
               <input id={`f-${i}`} list="seg-fields" value={r.field} onChange={(e) => update(i, 'field', e.target.value)} />
-              <label className="sr" htmlFor={`o-${i}`}>Operator {i + 1}</label>
-              <select id={`o-${i}`} value={r.op} onChange={(e) => update(i, 'op', e.target.value)}>{OPS.map((o) => <option key={o}>{o}</option>)}</select>
+              <label className="sr" htmlFor={`o-${i}`}>Comparison {i + 1}</label>
+              <select id={`o-${i}`} value={r.op} onChange={(e) => update(i, 'op', e.target.value)}>{OPS.map(([o, words]) => <option key={o} value={o}>{words}</option>)}</select>
               {!NO_VALUE.has(r.op) && (<><label className="sr" htmlFor={`v-${i}`}>Value {i + 1}</label><input id={`v-${i}`} value={r.value} onChange={(e) => update(i, 'value', e.target.value)} /></>)}
               <button type="button" className="link" aria-label={`Remove condition ${i + 1}`} onClick={() => setRows(rows.filter((_, j) => j !== i))}>Remove</button>
             </li>
