@@ -1,5 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 
+const loadCodeMirror = () => Promise.all([import('codemirror'), import('@codemirror/lang-html'), import('./code-highlight')]);
+
 /**
  * An HTML source editor with highlighting (CodeMirror 6), loaded only when a page shows one so
  * the first load stays small. Until it has loaded, and if it fails to, a plain textarea with the
@@ -13,30 +15,39 @@ export function CodeEditor({ label, value, onChange, rows = 12 }: { label: strin
   const latest = useRef({ value, onChange });
   latest.current = { value, onChange };
 
+  // Load CodeMirror, then drop the textarea (ready), then mount the editor in its place: never
+  // two fields with the same label at once.
+  const modules = useRef<Awaited<ReturnType<typeof loadCodeMirror>> | null>(null);
   useEffect(() => {
     let cancelled = false;
-    void Promise.all([import('codemirror'), import('@codemirror/lang-html'), import('./code-highlight')]).then(([cm, lang, highlight]) => {
-      if (cancelled || !host.current) return;
-      view.current = new cm.EditorView({
-        doc: latest.current.value,
-        parent: host.current,
-        extensions: [
-          cm.basicSetup,
-          lang.html(),
-          highlight.readableHighlighting,
-          cm.EditorView.lineWrapping,
-          cm.EditorView.contentAttributes.of({ 'aria-label': label, 'aria-multiline': 'true' }),
-          cm.EditorView.updateListener.of((u) => { if (u.docChanged) latest.current.onChange(u.state.doc.toString()); }),
-        ],
-      });
+    void loadCodeMirror().then((m) => {
+      if (cancelled) return;
+      modules.current = m;
       setReady(true);
     }, () => { /* the textarea stays */ });
+    return () => { cancelled = true; };
+  }, []);
+  useEffect(() => {
+    const m = modules.current;
+    if (!ready || !m || !host.current) return;
+    const [cm, lang, highlight] = m;
+    view.current = new cm.EditorView({
+      doc: latest.current.value,
+      parent: host.current,
+      extensions: [
+        cm.basicSetup,
+        lang.html(),
+        highlight.readableHighlighting,
+        cm.EditorView.lineWrapping,
+        cm.EditorView.contentAttributes.of({ 'aria-label': label, 'aria-multiline': 'true' }),
+        cm.EditorView.updateListener.of((u) => { if (u.docChanged) latest.current.onChange(u.state.doc.toString()); }),
+      ],
+    });
     return () => {
-      cancelled = true;
       view.current?.destroy();
       view.current = null;
     };
-  }, [label]);
+  }, [ready, label]);
 
   // A value set from outside (a reset, a loaded template) replaces the document.
   useEffect(() => {
