@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 export type DeliveryMode = 'mx' | 'relay' | 'capture';
 export type Role = 'all' | 'api' | 'worker';
 
-/** The whole environment of DESIGN.md §3, read once and validated. */
+/** The whole environment of docs/architecture.md#configuration, read once and validated. */
 export interface Config {
   port: number;
   host: string;

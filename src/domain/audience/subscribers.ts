@@ -6,14 +6,15 @@ import {
   selectSubscriberPage, selectSuppressionReason, updateStatusByKey, updateSubscriber as updateSubscriberRow, upsertSubscribers,
   type SubscriberFilter, type SubscriberRow, type SubscriberStatus,
 } from '../../db/queries/subscribers.js';
-import { AppError, notFound, type FieldError } from '../../errors.js';
+import { AppError, invalid, notFound, type FieldError } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { emailKey, parseEmailAddress } from '../email-address.js';
 import { requireLists } from './lists.js';
 import { exitRunsOnUnsubscribe, fireBuiltInEvent } from '../automations/trigger.js';
+import type { SubscriberWrites } from '../automations/steps.js';
 
 /**
- * Subscribers: one per address and account (matched case-insensitively, DESIGN.md §4), in any
+ * Subscribers: one per address and account (matched case-insensitively, docs/architecture.md#identifiers-and-data), in any
  * number of lists. Writes here run several statements: call them inside a transaction.
  *
  * Status: `active`, `unconfirmed` (double opt-in pending), `unsubscribed`, `bounced`,
@@ -158,6 +159,14 @@ export async function upsertSubscriber(
   return { subscriber, created: row.inserted };
 }
 
+/** The writes of automations' update_subscriber steps, passed to their engine. */
+export const subscriberWritesForAutomations: SubscriberWrites = {
+  upsert: (db, accountId, input, now) => upsertSubscriber(db, accountId, input, now),
+  removeLists: async (db, accountId, subscriberId, lists, now) => {
+    await updateSubscriber(db, accountId, subscriberId, { removeLists: lists }, now);
+  },
+};
+
 /** A subscriber by id (`sub_…`) or by address (any case). */
 async function find(db: Queryable, accountId: string, idOrEmail: string): Promise<SubscriberRow | null> {
   if (hasPrefix(idOrEmail, 'sub')) return selectSubscriberById(db, accountId, idOrEmail);
@@ -251,4 +260,11 @@ export async function applySuppressionToSubscribers(db: Queryable, accountId: st
  */
 export async function reactivateSubscribers(db: Queryable, accountId: string, email: string, now: Date = new Date()): Promise<number> {
   return updateStatusByKey(db, accountId, keyOf(email), 'active', ['unsubscribed', 'bounced', 'complained'], now);
+}
+
+/** The subscriber a preview renders for (id or address); an unknown one is a bad `subscriberId` field, not a missing page. */
+export async function previewSubscriber(db: Queryable, accountId: string, idOrEmail: string): Promise<Subscriber> {
+  const row = await find(db, accountId, idOrEmail);
+  if (!row) throw invalid('subscriberId', 'is not a subscriber of this account');
+  return toSubscriber(row);
 }

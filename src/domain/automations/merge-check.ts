@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/pool.js';
 import { compileTemplate, type Template } from '../../templates/index.js';
 import { fieldUses, unknownSubscriberFields, type MergeWarning } from '../merge/checks.js';
-import { getTemplate } from '../templates.js';
+import { getTemplate } from '../stored-templates.js';
 import { describePosition, sendPositions, stepAt, type SendStep, type Step } from './definition.js';
 
 /**

@@ -5,7 +5,7 @@ import { countAudience } from '../../db/queries/campaigns/fanout.js';
 import { renderTemplate } from '../../templates/index.js';
 import type { MergeWarning } from '../merge/checks.js';
 import { emptyFieldWarning } from '../merge/checks.js';
-import { previewSubscriber } from '../templates.js';
+import { previewSubscriber } from '../audience/subscribers.js';
 import { audienceFilter } from './audience.js';
 import { checkDefinition, mergeVariables } from './definition.js';
 import { requireCampaign } from './lifecycle.js';

@@ -1,12 +1,12 @@
-import { pageOf } from '../../../db/pagination.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { ListQuery, listResponse, pageOf } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
   createTemplate, deleteTemplate, getTemplate, listTemplates, previewTemplate, templateFolders, templateWarnings, TEMPLATE_LIMITS, updateTemplate,
-} from '../../../domain/templates.js';
+} from '../../../domain/stored-templates.js';
 import { MergeWarnings } from './merge-warnings.js';
+import { previewSubscriber } from '../../../domain/audience/subscribers.js';
 import { problemResponse } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
@@ -219,6 +219,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const { variables, draft, subscriberId } = request.body;
-    return previewTemplate(pool, request.auth.accountId, request.params.id, variables ?? {}, draft ?? {}, { subscriberId });
+    const subscriber = subscriberId === undefined ? null : await previewSubscriber(pool, request.auth.accountId, subscriberId);
+    return previewTemplate(pool, request.auth.accountId, request.params.id, variables ?? {}, draft ?? {}, { subscriber });
   });
 }

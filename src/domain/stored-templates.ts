@@ -4,12 +4,11 @@ import {
   deleteTemplate as deleteTemplateRow, insertTemplate, selectFolderCounts, selectTemplate, selectTemplatePage,
   updateTemplate as updateTemplateRow, type TemplatePatch, type TemplateRow, type TemplateSummaryRow,
 } from '../db/queries/templates.js';
-import { AppError, invalid, notFound, type FieldError } from '../errors.js';
+import { AppError, notFound, type FieldError } from '../errors.js';
 import { hasPrefix, newId } from '../ids.js';
 import { parseTemplate, renderTemplate, templateAppError, type Template, type TemplateVariables } from '../templates/index.js';
-import { getSubscriber } from './audience/subscribers.js';
 import { emptyFieldWarning, fieldUses, unknownSubscriberFields, type MergeWarning } from './merge/checks.js';
-import { mergeSendVariables } from './merge/context.js';
+import { mergeSendVariables, type MergeSubscriber } from './merge/context.js';
 
 /**
  * Stored templates (the library users pick from when sending). Every part is template-language
@@ -202,7 +201,7 @@ export function compileStoredTemplate(t: StoredTemplate): CompiledTemplate {
 
 /**
  * For POST /emails: the account's template parsed and ready to render. An unknown id (or
- * another account's) is `template_error` "unknown template", as DESIGN.md §5 lists it, not
+ * another account's) is `template_error` "unknown template", as docs/architecture.md#api-conventions lists it, not
  * not_found: the request is fine, the template reference in it is not.
  */
 export async function requireTemplateForSend(db: Queryable, accountId: string, id: string): Promise<CompiledTemplate> {
@@ -241,19 +240,9 @@ export function emptyFieldCollector(): { onEmpty: (path: string) => void; warnin
   return { onEmpty: (path) => void paths.add(path), warnings: () => [...paths].map(emptyFieldWarning) };
 }
 
-/** The subscriber a preview renders for; an unknown one is a bad field of the request, not a missing template. */
-export async function previewSubscriber(db: Queryable, accountId: string, idOrEmail: string) {
-  try {
-    return await getSubscriber(db, accountId, idOrEmail);
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'not_found') throw invalid('subscriberId', 'is not a subscriber of this account');
-    throw err;
-  }
-}
-
 /**
  * The preview: what a message from this template would contain, rendered with the merge context
- * a send builds (domain/merge/context.ts) — for `subscriberId`, as that subscriber would get it.
+ * a send builds (domain/merge/context.ts) — for `subscriber`, as that subscriber would get it.
  * `warnings` names the template's unknown subscriber fields and the placeholders that rendered
  * empty without a fallback.
  */
@@ -263,12 +252,12 @@ export async function previewTemplate(
   id: string,
   variables: TemplateVariables,
   draft: Partial<Record<TemplatePart, string | null>> = {},
-  opts: { subscriberId?: string; unsubscribeUrl?: string } = {},
+  opts: { subscriber?: MergeSubscriber | null; unsubscribeUrl?: string } = {},
 ): Promise<RenderedTemplate & { warnings: MergeWarning[] }> {
   const stored = await getTemplate(db, accountId, id);
   // Unsaved parts (the editor's live preview) pass the same size and syntax checks as a save.
   const parts = normalise({ subject: draft.subject, html: draft.html, text: draft.text });
-  const subscriber = opts.subscriberId === undefined ? null : await previewSubscriber(db, accountId, opts.subscriberId);
+  const subscriber = opts.subscriber ?? null;
   const context = subscriber
     ? mergeSendVariables(variables, subscriber.email, subscriber, opts.unsubscribeUrl ?? '')
     : { ...variables, unsubscribe_url: opts.unsubscribeUrl ?? '' };
