@@ -286,7 +286,7 @@ export class DeliveryEngine {
       const turn = await gate.turn();
       if ('closedUntil' in turn) return { release: { id: msg.id, nextAttemptAt: turn.closedUntil } };
       const policy = gate.policy;
-      const via = { slot: Shaping.slotKey(gate.dest, turn.slot), messagesPerConnection: policy.messagesPerConnection };
+      const via = { slot: Shaping.slotKey(gate.dest, turn.slot) };
       const envelope = { from: built.returnPath, to: rcpt };
       let result: DeliveryResult;
       try {
