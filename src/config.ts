@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadPolicy, PolicyError, type DeliveryPolicy } from './delivery/policy.js';
+import { loadPolicy, PolicyError, type DeliveryPolicy } from './delivery-policy.js';
 
 export type DeliveryMode = 'mx' | 'relay' | 'capture';
 export type Role = 'all' | 'api' | 'worker';
 
-/** The whole environment of DESIGN.md §3, read once and validated. */
+/** The whole environment of docs/architecture.md#configuration, read once and validated. */
 export interface Config {
   port: number;
   host: string;

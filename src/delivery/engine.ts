@@ -9,7 +9,7 @@ import { planOutcome, type DeferralCause, type PlannedOutcome } from './outcome.
 import { bounceDomainFor, loadSigningKeys } from '../domain/domains/domains.js';
 import { recordEvents } from '../domain/events.js';
 import { buildMessage, type BuiltMessage, type SigningInfo } from '../domain/sending/message-build.js';
-import { suppressAddress } from '../domain/address-status.js';
+import { suppressAddress } from '../domain/audience/address-status.js';
 import { countsTowardPersistence, suppressIfPersistentlySoft } from '../domain/bounces/persistent.js';
 import { TrackingLinks } from '../domain/tracking/links.js';
 import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';
@@ -17,7 +17,7 @@ import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
 import { deriveKey } from '../mail/keyring.js';
 import { SmtpSender } from '../mail/smtp.js';
 import { claimDueMessages, completeMessages, leaseHoldersOn, releaseClaims, releaseLeasesOf } from './queue.js';
-import { destinationFor, relayDestination, type Destination } from './policy.js';
+import { destinationFor, relayDestination, type Destination } from '../delivery-policy.js';
 import { readReply } from './replies.js';
 import { Shaping, type Gate } from './shaping.js';
 import { releaseWorkerLeases, shapingLeaseHoldersOn } from '../db/queries/shaping.js';

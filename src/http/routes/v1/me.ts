@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { SessionAuth } from '../../../domain/users/sessions.js';
+import { isSessionAuth } from '../../../domain/users/sessions.js';
 
 const Me = Type.Object({
   account: Type.Object({ id: Type.String(), name: Type.String() }),
@@ -28,6 +28,6 @@ export async function meRoutes(app: FastifyInstance): Promise<void> {
   }, async (request) => ({
     account: { id: request.auth.accountId, name: request.auth.accountName },
     key: request.auth.keyId ? { id: request.auth.keyId, mode: request.auth.mode, prefix: request.auth.prefix ?? '' } : null,
-    ...(request.auth.via === 'session' ? { user: { id: (request.auth as SessionAuth).userId, email: (request.auth as SessionAuth).email } } : {}),
+    ...(isSessionAuth(request.auth) ? { user: { id: request.auth.userId, email: request.auth.email } } : {}),
   }));
 }
