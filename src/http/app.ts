@@ -30,6 +30,9 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
   const app = Fastify({
     logger: opts.logger === false ? false : loggerOptions(deps.config.logLevel, REDACT),
     bodyLimit: deps.config.bodyLimit,
+    // request.ip (sign-in throttling, logs) comes from X-Forwarded-For only when the peer is a
+    // proxy named in POSTLINE_TRUST_PROXY; otherwise the header is ignored (docs/deploy.md).
+    trustProxy: deps.config.trustProxy.length > 0 ? deps.config.trustProxy : false,
     // Subscribers are addressed by email in the path; an address may be 254 octets, encoded more.
     // (Under routerOptions: the top-level option is deprecated, FSTDEP022.)
     routerOptions: { maxParamLength: 800 },

@@ -1,6 +1,8 @@
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
-import { insertAcceptedMessages, monthlyUsage, type MessageRow, type SentEventRow } from '../../db/queries/messages.js';
+import {
+  findSendsByIdempotencyRef, insertAcceptedMessages, isDuplicateIdempotentSend, monthlyUsage, type MessageRow, type SentEventRow,
+} from '../../db/queries/messages.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { compileTemplate, renderTemplate } from '../../templates/index.js';
@@ -28,6 +30,13 @@ export interface SendContext {
   storeAccepted?: (rows: MessageRow[], events: SentEventRow[]) => Promise<void>;
   /** Which of `emails` are suppressed; the API passes lookups batched across its concurrent requests. */
   suppressedAmong?: (accountId: string, emails: readonly string[]) => Promise<Set<string>>;
+  /**
+   * The Idempotency-Key claim the request runs under (http/plugins/idempotency.ts). Its ref is
+   * stored on the send's `to` row by the statement that stores the send, so a request that
+   * took the claim over from a dead owner (`takenOver`) first looks for what that owner
+   * committed and answers with it (docs/decisions/0029-idempotency-lease.md).
+   */
+  idempotency?: { ref: string; takenOver: boolean };
 }
 
 /** One accepted send: a row per envelope recipient (the `to` row first) and their `sent` events. */
@@ -198,14 +207,24 @@ function deliverable(p: PreparedSend): number {
   return p.rows.filter((r) => r.status !== 'suppressed').length;
 }
 
-function accepted(row: MessageRow): SendResult {
+function accepted(row: Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>): SendResult {
   return { sandbox: false, id: row.id, status: row.scheduled_at ? 'scheduled' : 'queued', to: row.to_email, subject: row.subject };
 }
 
 /** POST /api/v1/emails. Test keys: validation and rendering only, nothing stored or counted. */
 export async function sendEmail(ctx: SendContext, req: SendRequest): Promise<SendResult> {
+  return retriedAloneOnDuplicate(ctx, (c) => sendEmailOnce(c, req));
+}
+
+async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendResult> {
+  const ref = ctx.mode === 'live' ? ctx.idempotency?.ref : undefined;
+  if (ref && ctx.idempotency?.takenOver) {
+    const committed = (await findSendsByIdempotencyRef(ctx.db, ctx.accountId, [ref])).get(ref);
+    if (committed) return accepted(committed);
+  }
   const prepared = await prepareSend(ctx, req);
   if ('sandbox' in prepared) return prepared;
+  if (ref) prepared.rows[0].idempotency_ref = ref;
   if (ctx.monthlyQuota === null && ctx.storeAccepted) {
     await ctx.storeAccepted(prepared.rows, prepared.events);
   } else {
@@ -213,6 +232,22 @@ export async function sendEmail(ctx: SendContext, req: SendRequest): Promise<Sen
     if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverable(prepared)))) throw quotaExceeded(ctx);
   }
   return accepted(prepared.rows[0]);
+}
+
+/**
+ * A send under a claim whose previous owner outlived its lease can meet that owner's message
+ * on the unique index messages_idempotency_ref (so it never sends twice). Then the send runs
+ * once more, alone (a group commit's statement failed for all who shared it) and looking for
+ * the committed message, which it answers with.
+ */
+async function retriedAloneOnDuplicate<T>(ctx: SendContext, send: (ctx: SendContext) => Promise<T>): Promise<T> {
+  const alone = ctx.idempotency?.takenOver ? { ...ctx, storeAccepted: undefined } : ctx;
+  try {
+    return await send(alone);
+  } catch (err) {
+    if (!isDuplicateIdempotentSend(err)) throw err;
+    return send({ ...ctx, storeAccepted: undefined, idempotency: ctx.idempotency && { ...ctx.idempotency, takenOver: true } });
+  }
 }
 
 export type BatchItemResult = ({ index: number } & SendResult) | { index: number; error: AppError };
@@ -223,12 +258,28 @@ export type BatchItemResult = ({ index: number } & SendResult) | { index: number
  * quota_exceeded rather than failing the whole batch.
  */
 export async function sendBatch(ctx: SendContext, reqs: SendRequest[]): Promise<BatchItemResult[]> {
+  return retriedAloneOnDuplicate(ctx, (c) => sendBatchOnce(c, reqs));
+}
+
+async function sendBatchOnce(ctx: SendContext, reqs: SendRequest[]): Promise<BatchItemResult[]> {
   const results: BatchItemResult[] = [];
+  // Each item's send carries the claim's ref and its index (a space: never in a key's ref).
+  const ref = ctx.mode === 'live' ? ctx.idempotency?.ref : undefined;
+  const itemRef = (index: number) => `${ref} ${index}`;
+  const committed = ref && ctx.idempotency?.takenOver
+    ? await findSendsByIdempotencyRef(ctx.db, ctx.accountId, reqs.map((_, index) => itemRef(index)))
+    : new Map<string, Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>>();
   const toStore: ({ index: number } & PreparedSend)[] = [];
   let remaining = ctx.monthlyQuota === null ? Infinity : ctx.monthlyQuota - (await monthlyUsage(ctx.db, ctx.accountId, monthOf(ctx.now)));
   for (const [index, req] of reqs.entries()) {
+    const done = ref ? committed.get(itemRef(index)) : undefined;
+    if (done) {
+      results.push({ index, ...accepted(done) });
+      continue;
+    }
     try {
       const prepared = await prepareSend(ctx, req);
+      if (ref && !('sandbox' in prepared)) prepared.rows[0].idempotency_ref = itemRef(index);
       if ('sandbox' in prepared) {
         results.push({ index, ...prepared });
       } else if (remaining < deliverable(prepared)) {

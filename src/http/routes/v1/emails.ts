@@ -215,6 +215,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
       await inserts.submit({ rows, events });
     },
     suppressedAmong: (accountId, emails) => suppression.suppressedAmong(accountId, emails),
+    idempotency: request.idempotency,
   });
 
   app.post('/api/v1/emails', {
