@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { loadPolicy, PolicyError, type DeliveryPolicy } from './delivery-policy.js';
 
 export type DeliveryMode = 'mx' | 'relay' | 'capture';
 export type Role = 'all' | 'api' | 'worker';
@@ -25,6 +26,8 @@ export interface Config {
   /** Messages one worker process has in flight at once, and SMTP connections per MX host. */
   deliveryConcurrency: number;
   mxConnectionsPerHost: number;
+  /** Per-provider traffic shaping (POSTLINE_DELIVERY_POLICY, docs/delivery-policy.md). */
+  deliveryPolicy: DeliveryPolicy;
   /** Requests per minute per account: live keys, and all test keys together. */
   rateLimits: { live: number; test: number };
   /** How long an in-flight Idempotency-Key claim holds without renewal (docs/decisions/0029-idempotency-lease.md). */
@@ -132,6 +135,15 @@ function dnsServers(env: Env): string[] | undefined {
   return servers;
 }
 
+function deliveryPolicy(env: Env): DeliveryPolicy {
+  try {
+    return loadPolicy(env.POSTLINE_DELIVERY_POLICY || undefined);
+  } catch (err) {
+    if (err instanceof PolicyError) throw new ConfigError('POSTLINE_DELIVERY_POLICY', `${err.key}: ${err.message.split(': ').slice(2).join(': ')}`);
+    throw err;
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const dataDir = resolve(env.POSTLINE_DATA_DIR || './data');
@@ -167,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: int(env, 'POSTLINE_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     deliveryConcurrency: int(env, 'POSTLINE_DELIVERY_CONCURRENCY', 200, 1, 10_000),
     mxConnectionsPerHost: int(env, 'POSTLINE_MX_CONNECTIONS_PER_HOST', 10, 1, 1000),
+    deliveryPolicy: deliveryPolicy(env),
     rateLimits: {
       live: int(env, 'POSTLINE_RATE_LIMIT_LIVE', 600, 1, 100_000_000),
       test: int(env, 'POSTLINE_RATE_LIMIT_TEST', 120, 1, 100_000_000),

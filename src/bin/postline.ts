@@ -11,6 +11,7 @@ import { registerHookCommands } from '../cli/hooks.js';
 import { registerCampaignCommands } from '../cli/campaigns.js';
 import { registerAutomationCommands } from '../cli/automations.js';
 import { registerUserCommands } from '../cli/users.js';
+import { registerDeliveryCommands } from '../cli/delivery.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
 import { bootstrapDefaultAccount } from '../bootstrap.js';
@@ -52,5 +53,6 @@ registerHookCommands(program);
 registerCampaignCommands(program);
 registerAutomationCommands(program);
 registerUserCommands(program);
+registerDeliveryCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

@@ -2,7 +2,8 @@ import type { WorkerDeps } from './deps.js';
 import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';
 import { runPendingImports } from '../domain/audience/imports.js';
-import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from './delivery.js';
+import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from '../delivery/engine.js';
+import { CampaignRenderer } from '../domain/campaigns/content.js';
 import { Notifications } from './notifications.js';
 import { startWebhookDispatcher } from './webhooks.js';
 import { startAutomationLoops } from './automations.js';
@@ -24,7 +25,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const onError = (name: string, err: unknown) => deps.log.error({ err, loop: name }, 'background loop failed; retrying');
   const notifications = new Notifications(deps.pool);
   const links = new TrackingLinks(deps.config);
-  const delivery = new DeliveryEngine(deps, {
+  const delivery = new DeliveryEngine({ ...deps, content: (links) => new CampaignRenderer(deps.pool, links) }, {
     ...DEFAULT_DELIVERY_OPTIONS,
     batchSize: deps.config.deliveryConcurrency,
     maxConnectionsPerHost: deps.config.mxConnectionsPerHost,

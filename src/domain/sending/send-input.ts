@@ -26,6 +26,8 @@ export interface SendRequest {
    * envelope (to, cc, bcc) decides who receives it.
    */
   submitted?: { headerTo: string[]; headerCc: string[] };
+  /** Refuse (422 template_error) instead of warning when a placeholder has no value and no fallback. */
+  strict?: boolean;
 }
 
 export const SEND_LIMITS = {

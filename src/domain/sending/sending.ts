@@ -5,12 +5,15 @@ import {
 } from '../../db/queries/messages.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { compileTemplate, renderTemplate } from '../../templates/index.js';
+import { selectSubscriberByKey } from '../../db/queries/subscribers.js';
+import { compileTemplate, type Template } from '../../templates/index.js';
+import { fieldUses, type MergeWarning } from '../merge/checks.js';
+import { mergeSendVariables, type MergeSubscriber } from '../merge/context.js';
 import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import { checkAddresses, checkAttachments, checkContent, checkRawSubject, checkSchedule, type SendRequest } from './send-input.js';
 import { emailKey } from '../email-address.js';
 import { isSuppressed, suppressedAmong } from '../suppression.js';
-import { renderCompiledTemplate, requireTemplateForSend } from '../stored-templates.js';
+import { emptyFieldCollector, renderCompiledTemplate, requireTemplateForSend } from '../stored-templates.js';
 import type { TrackingLinks } from '../tracking/links.js';
 
 export interface SendContext {
@@ -43,6 +46,7 @@ export interface SendContext {
 interface PreparedSend {
   rows: MessageRow[];
   events: SentEventRow[];
+  warnings: MergeWarning[];
 }
 
 /** The envelope recipients of a send, each address once (the first way it was named wins). */
@@ -61,31 +65,55 @@ export function envelopeRecipients(req: Pick<SendRequest, 'to' | 'cc' | 'bcc'>):
   return out;
 }
 
-export type SendResult =
-  | { sandbox: true; id: string; to: string; subject: string }
-  | { sandbox: false; id: string; status: 'queued' | 'scheduled'; to: string; subject: string };
+/**
+ * One send's answer. A test key gets the live key's shape (an `sbx_` id, nothing stored) with
+ * `sandbox: true`. `warnings` names placeholders that rendered empty without a fallback.
+ */
+export interface SendResult {
+  sandbox: boolean;
+  id: string;
+  status: 'queued' | 'scheduled';
+  to: string;
+  subject: string;
+  warnings: MergeWarning[];
+}
 
 interface Rendered {
   subject: string;
   html: string | null;
   text: string | null;
+  warnings: MergeWarning[];
 }
 
 /**
- * Renders subject, html and text: the template's parts, overridden by any the request
- * gives, all rendered with the request's variables plus `unsubscribe_url`.
+ * Renders subject, html and text: the template's parts, overridden by any the request gives,
+ * all rendered with the merge context (domain/merge/context.ts): the request's variables,
+ * `email`, `subscriber` when the content names it and the recipient is a subscriber, and
+ * `unsubscribe_url`. Placeholders that print nothing without a fallback come back as warnings.
  */
 async function renderContent(ctx: SendContext, req: SendRequest, unsubscribeUrl: string): Promise<Rendered> {
-  const variables = { ...req.variables, unsubscribe_url: unsubscribeUrl };
+  // Submitted mail (SMTP) is the message as written: `{{` in it is text, not a placeholder.
+  if (req.submitted) return { subject: req.subject ?? '', html: req.html ?? null, text: req.text ?? null, warnings: [] };
   const template = req.templateId ? await requireTemplateForSend(ctx.db, ctx.accountId, req.templateId) : null;
-  const fromTemplate = template ? renderCompiledTemplate(template, variables) : { subject: null, html: null, text: null };
-  const inline = (source: string | undefined, context: 'subject' | 'html' | 'text') =>
-    source === undefined ? null : req.submitted ? source : renderTemplate(compileTemplate(source), variables, context);
-  return {
-    subject: inline(req.subject, 'subject') ?? fromTemplate.subject ?? '',
-    html: inline(req.html, 'html') ?? fromTemplate.html,
-    text: inline(req.text, 'text') ?? fromTemplate.text,
+  const own = (source: string | undefined) => (source === undefined ? null : compileTemplate(source));
+  const parts = {
+    subject: own(req.subject) ?? template?.subject ?? null,
+    html: own(req.html) ?? template?.html ?? null,
+    text: own(req.text) ?? template?.text ?? null,
   };
+  const subscriber = await subscriberIfNamed(ctx, req, parts);
+  const variables = mergeSendVariables(req.variables, req.to, subscriber, unsubscribeUrl);
+  const empty = emptyFieldCollector();
+  const rendered = renderCompiledTemplate(parts, variables, empty.onEmpty);
+  return { subject: rendered.subject ?? '', html: rendered.html, text: rendered.text, warnings: empty.warnings() };
+}
+
+/** The recipient as a subscriber, looked up only when the content names `subscriber` and the request did not give one. */
+async function subscriberIfNamed(ctx: SendContext, req: SendRequest, parts: Record<string, Template | null>): Promise<MergeSubscriber | null> {
+  if (req.variables && Object.prototype.hasOwnProperty.call(req.variables, 'subscriber')) return null;
+  if (!fieldUses(parts).some((u) => u.head === 'subscriber')) return null;
+  const key = emailKey(req.to);
+  return key ? selectSubscriberByKey(ctx.db, ctx.accountId, key) : null;
 }
 
 /** First day of the next month, UTC: when a monthly quota resets. */
@@ -124,6 +152,10 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
   const id = newId(ctx.mode === 'test' ? 'sbx' : 'msg');
   const content = await renderContent(ctx, req, ctx.mode === 'test' ? `${ctx.config.baseUrl}/u/sandbox` : ctx.links.unsubscribe(id, domain.trackingHost));
   checkContent(req, content);
+  // `strict`: a placeholder with no value and no fallback refuses the send instead of a warning.
+  if (req.strict && content.warnings.length > 0) {
+    throw new AppError('template_error', `${content.warnings.map((w) => `{{ ${w.field} }}`).join(', ')} ${content.warnings.length === 1 ? 'has' : 'have'} no value and no fallback (strict send)`, { errors: content.warnings });
+  }
   // Suppression is checked per recipient: a suppressed cc/bcc (or `to`) gets a row with status
   // 'suppressed' and is not delivered; only a send whose every recipient is suppressed is
   // refused (as Postmark does with inactive recipients).
@@ -138,7 +170,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
       errors: recipients.map((r) => ({ field: fieldOf(req, r), message: 'is suppressed' })),
     });
   }
-  if (ctx.mode === 'test') return { sandbox: true, id, to: req.to, subject: content.subject };
+  if (ctx.mode === 'test') return { sandbox: true, id, status: scheduledAt ? 'scheduled' : 'queued', to: req.to, subject: content.subject, warnings: content.warnings };
   const rows: MessageRow[] = [];
   const events: SentEventRow[] = [];
   const group = recipients.length > 1;
@@ -198,7 +230,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
       occurred_at: ctx.now,
     });
   }
-  return { rows, events };
+  return { rows, events, warnings: content.warnings };
 }
 
 function fieldOf(req: SendRequest, r: { email: string; type: 'to' | 'cc' | 'bcc' }): string {
@@ -211,8 +243,12 @@ function deliverable(p: PreparedSend): number {
   return p.rows.filter((r) => r.status !== 'suppressed').length;
 }
 
-function accepted(row: Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>): SendResult {
-  return { sandbox: false, id: row.id, status: row.scheduled_at ? 'scheduled' : 'queued', to: row.to_email, subject: row.subject };
+/**
+ * The answer for an accepted message. A message found already committed (a taken-over
+ * idempotent send) was not rendered by this request: its warnings are not known, so none.
+ */
+function accepted(row: Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>, warnings: MergeWarning[] = []): SendResult {
+  return { sandbox: false, id: row.id, status: row.scheduled_at ? 'scheduled' : 'queued', to: row.to_email, subject: row.subject, warnings };
 }
 
 /** POST /api/v1/emails. Test keys: validation and rendering only, nothing stored or counted. */
@@ -235,7 +271,7 @@ async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendRe
     const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
     if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverable(prepared)))) throw quotaExceeded(ctx);
   }
-  return accepted(prepared.rows[0]);
+  return accepted(prepared.rows[0], prepared.warnings);
 }
 
 /**
@@ -300,7 +336,7 @@ async function sendBatchOnce(ctx: SendContext, reqs: SendRequest[]): Promise<Bat
   if (toStore.length > 0) {
     const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
     const stored = await insertAcceptedMessages(ctx.db, toStore.flatMap((s) => s.rows), toStore.flatMap((s) => s.events), quota, toStore.reduce((n, s) => n + deliverable(s), 0));
-    for (const s of toStore) results.push(stored ? { index: s.index, ...accepted(s.rows[0]) } : { index: s.index, error: quotaExceeded(ctx) });
+    for (const s of toStore) results.push(stored ? { index: s.index, ...accepted(s.rows[0], s.warnings) } : { index: s.index, error: quotaExceeded(ctx) });
   }
   return results.sort((a, b) => a.index - b.index);
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { MergeWarnings } from './merge-warnings.js';
 import { SEND_LIMITS } from '../../../domain/sending/send-input.js';
 import { SendPipeline } from '../../../domain/sending/send-pipeline.js';
 import { getSentEmail, listSentEmails } from '../../../domain/sending/sent-emails.js';
@@ -39,6 +40,7 @@ const SendBody = Type.Object(
       { opens: Type.Optional(Type.Boolean({ default: true })), clicks: Type.Optional(Type.Boolean({ default: true })) },
       { additionalProperties: false, description: 'Open and click tracking of this message, each on unless false; the unsubscribe footer is always added' },
     )),
+    strict: Type.Optional(Type.Boolean({ description: 'Refuse with 422 template_error, instead of answering a warning, when a placeholder has no value and no fallback' })),
   },
   {
     additionalProperties: false,
@@ -47,13 +49,13 @@ const SendBody = Type.Object(
 );
 
 const Accepted = Type.Object({
-  id: Type.String(),
+  id: Type.String({ description: 'msg_…; with a test key a simulated sbx_… id' }),
   status: Type.Union([Type.Literal('queued'), Type.Literal('scheduled')]),
   to: Type.String(),
   subject: Type.String(),
-  sandbox: Type.Literal(false),
+  warnings: MergeWarnings,
+  sandbox: Type.Boolean({ description: 'true for a test key: nothing was stored or sent' }),
 });
-const Sandbox = Type.Object({ sandbox: Type.Literal(true), id: Type.String(), to: Type.String(), subject: Type.String() });
 
 const EventItem = Type.Object({
   id: Type.String(),
@@ -136,17 +138,24 @@ export async function emailRoutes(fastify: FastifyInstance): Promise<void> {
       summary: 'Send an email',
       description:
         'Live key: validates, checks the verified sender domain, the suppression list and the quota, stores the message and answers 202 `queued` (or `scheduled`). ' +
-        'Test key: validates and renders only and answers 200 with `sandbox: true`; nothing is stored, sent, counted or recorded.',
+        'Test key: validates and renders only and answers the same 202 with an `sbx_` id and `sandbox: true`; nothing is stored, sent, counted or recorded. ' +
+        '`warnings` names placeholders that rendered empty without a fallback; with `strict: true` they are a 422 `template_error` instead.',
       tags: ['emails'],
       body: SendBody,
       response: {
-        200: { ...Sandbox, description: 'Test key: sandbox result', examples: [{ sandbox: true, id: 'sbx_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', to: 'ada@example.com', subject: 'Welcome, Ada!' }] },
-        202: { ...Accepted, description: 'Live key: accepted and queued', examples: [{ id: 'msg_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', status: 'queued', to: 'ada@example.com', subject: 'Welcome, Ada!', sandbox: false }] },
+        202: {
+          ...Accepted,
+          description: 'Accepted and queued (a test key: validated and rendered only, `sandbox: true`)',
+          examples: [
+            { id: 'msg_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', status: 'queued', to: 'ada@example.com', subject: 'Welcome, Ada!', warnings: [], sandbox: false },
+            { id: 'sbx_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', status: 'queued', to: 'ada@example.com', subject: 'Welcome, !', warnings: [{ field: 'first_name', message: 'has no value and no fallback, so it renders empty; give it a value or write {{ first_name | fallback }}' }], sandbox: true },
+          ],
+        },
       },
     },
   }, async (request, reply) => {
     const result = await pipeline.send(request.auth, request.body, claimOf(request));
-    return reply.code(result.sandbox ? 200 : 202).send(result);
+    return reply.code(202).send(result);
   });
 
   app.post('/api/v1/emails/batch', {
@@ -180,7 +189,7 @@ export async function emailRoutes(fastify: FastifyInstance): Promise<void> {
       data: results.map((r) =>
         'error' in r
           ? { index: r.index, error: problemBody(r.error.code, r.error.message, r.error.errors, r.error.extra) }
-          : r,
+          : { ...r },
       ),
     };
   });
