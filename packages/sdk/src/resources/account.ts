@@ -54,6 +54,7 @@ export function domainsResource(api: ApiClient) {
   const remove = api.operation('deleteDomain');
   const verify = api.operation('verifyDomain');
   const verifyTracking = api.operation('verifyDomainTracking');
+  const markVerified = api.operation('markDomainVerified');
   return {
     list: (query: ListQuery<Query<'listDomains'>> = {}, options?: RequestOptions) => list({ query }, options),
     /** Adds a sending domain; the answer lists the DNS records to publish. */
@@ -62,6 +63,8 @@ export function domainsResource(api: ApiClient) {
     delete: (id: string, options?: RequestOptions) => remove({ path: { id } }, options),
     verify: (id: string, options?: RequestOptions) => verify({ path: { id } }, options),
     verifyTracking: (id: string, options?: RequestOptions) => verifyTracking({ path: { id } }, options),
+    /** Marks the domain verified without checking DNS (an operator's override). */
+    markVerified: (id: string, options?: RequestOptions) => markVerified({ path: { id } }, options),
   };
 }
 

@@ -15,6 +15,7 @@ export function campaignsResource(api: ApiClient) {
   const cancel = api.operation('cancelCampaign');
   const test = api.operation('sendCampaignTest');
   const recipients = api.list('listCampaignRecipients');
+  const preview = api.operation('previewCampaign');
   return {
     list: (query: ListQuery<Query<'listCampaigns'>> = {}, options?: RequestOptions) => list({ query }, options),
     create: (campaign: Body<'createCampaign'>, options?: RequestOptions) => create({ body: campaign }, options),
@@ -28,6 +29,8 @@ export function campaignsResource(api: ApiClient) {
     cancel: (id: string, options?: RequestOptions) => cancel({ path: { id } }, options),
     /** A test copy to the given addresses. */
     test: (id: string, input: Body<'sendCampaignTest'>, options?: RequestOptions) => test({ path: { id }, body: input }, options),
+    /** The campaign rendered as a recipient would see it. */
+    preview: (id: string, query: Query<'previewCampaign'> = {}, options?: RequestOptions) => preview({ path: { id }, query }, options),
     recipients: (id: string, query: ListQuery<Query<'listCampaignRecipients'>> = {}, options?: RequestOptions) => recipients({ path: { id }, query }, options),
   };
 }
