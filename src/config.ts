@@ -28,6 +28,8 @@ export interface Config {
   /** Requests per minute per account: live keys, and all test keys together. */
   rateLimits: { live: number; test: number };
   logLevel: string;
+  /** TLS reports (RFC 8460) about recipient domains: who we say we are, and whether they are sent. */
+  tlsReports: { organization: string; contact: string; send: boolean };
 }
 
 export class ConfigError extends Error {
@@ -99,6 +101,15 @@ function dnsServers(env: Env): string[] | undefined {
   return servers;
 }
 
+/** The reporting organisation of TLS reports: the base URL's host unless named. */
+function tlsReportSettings(env: Env, host: string): Config['tlsReports'] {
+  const organization = (env.POSTLINE_TLSRPT_ORG || host).trim();
+  const contact = (env.POSTLINE_TLSRPT_CONTACT || `postmaster@${host}`).trim();
+  if (/[\r\n]/.test(organization) || organization.length > 200) throw new ConfigError('POSTLINE_TLSRPT_ORG', 'must be one line of at most 200 characters');
+  if (!/^[^\s@]+@[^\s@]+$/.test(contact)) throw new ConfigError('POSTLINE_TLSRPT_CONTACT', `must be an email address, got "${contact}"`);
+  return { organization, contact, send: bool(env, 'POSTLINE_TLSRPT_SEND') };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const dataDir = resolve(env.POSTLINE_DATA_DIR || './data');
@@ -139,6 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
       test: int(env, 'POSTLINE_RATE_LIMIT_TEST', 120, 1, 100_000_000),
     },
     logLevel: env.LOG_LEVEL || 'info',
+    tlsReports: tlsReportSettings(env, new URL(baseUrl).hostname),
   };
 }
 
