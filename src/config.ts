@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { parseSendingIdentity, SendingIdentityError, type SendingIdentity } from './delivery/sources/identity.js';
 
 export type DeliveryMode = 'mx' | 'relay' | 'capture';
 export type Role = 'all' | 'api' | 'worker';
@@ -28,6 +29,8 @@ export interface Config {
   /** Requests per minute per account: live keys, and all test keys together. */
   rateLimits: { live: number; test: number };
   logLevel: string;
+  /** Source addresses and pools of POSTLINE_DELIVERY_POLICY (docs/sending-identity.md). */
+  sendingIdentity: SendingIdentity;
   /** TLS reports (RFC 8460) about recipient domains: who we say we are, and whether they are sent. */
   tlsReports: { organization: string; contact: string; send: boolean };
 }
@@ -101,6 +104,25 @@ function dnsServers(env: Env): string[] | undefined {
   return servers;
 }
 
+/** The `sources` and `pools` of the delivery policy file; none when no file is named. */
+function sendingIdentity(env: Env): SendingIdentity {
+  const path = env.POSTLINE_DELIVERY_POLICY;
+  if (!path) return parseSendingIdentity({});
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ConfigError('POSTLINE_DELIVERY_POLICY', `cannot read ${path} as JSON: ${(err as Error).message}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError('POSTLINE_DELIVERY_POLICY', 'must be a JSON object');
+  try {
+    return parseSendingIdentity(doc);
+  } catch (err) {
+    if (err instanceof SendingIdentityError) throw new ConfigError('POSTLINE_DELIVERY_POLICY', `${err.key}: ${err.reason}`);
+    throw err;
+  }
+}
+
 /** The reporting organisation of TLS reports: the base URL's host unless named. */
 function tlsReportSettings(env: Env, host: string): Config['tlsReports'] {
   const organization = (env.POSTLINE_TLSRPT_ORG || host).trim();
@@ -150,6 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
       test: int(env, 'POSTLINE_RATE_LIMIT_TEST', 120, 1, 100_000_000),
     },
     logLevel: env.LOG_LEVEL || 'info',
+    sendingIdentity: sendingIdentity(env),
     tlsReports: tlsReportSettings(env, new URL(baseUrl).hostname),
   };
 }

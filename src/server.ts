@@ -8,6 +8,8 @@ import { openDatabase } from './db/open.js';
 import { buildApp } from './http/app.js';
 import { startSmtpListener } from './inbound/smtp-listener.js';
 import { startWorkers } from './workers/index.js';
+import { createMailDns } from './mail/dns.js';
+import { checkSourcesAtStart } from './delivery/sources/check-at-start.js';
 
 /**
  * `postline start`: opens the database (embedded unless DATABASE_URL), migrates, and runs
@@ -21,6 +23,9 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   const clock = systemClock;
   const banner = await bootstrapDefaultAccount(db.pool, config);
   if (banner) process.stdout.write(banner + '\n');
+  // Forward-confirmed reverse DNS of the source addresses: warned about, never refused.
+  await checkSourcesAtStart({ pool: db.pool, dns: createMailDns({ servers: config.dnsServers }), identity: config.sendingIdentity, now: clock.now(), log })
+    .catch((err: unknown) => log.warn({ err }, 'could not check the DNS of the source addresses'));
 
   const app = role === 'worker' ? null : await buildApp({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock });
   if (app) {

@@ -26,6 +26,9 @@ export interface MessageRow {
   first_attempt_at: Date | null;
   last_response: string | null;
   last_mx: string | null;
+  /** The source (docs/sending-identity.md) of its last attempt; null without sources or before an attempt. */
+  source_name?: string | null;
+  source_address?: string | null;
   locked_by: string | null;
   scheduled_at: Date | null;
   delivered_at: Date | null;
