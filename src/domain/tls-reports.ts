@@ -6,18 +6,13 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
 import { addTlsSessions, tlsSessionsOf, type TlsSessionCount } from '../db/queries/tls-reports.js';
-import { buildTlsReport, type TlsReport, type TlsResultType } from '../mail/tls-rpt/report.js';
+import { buildTlsReport, type TlsReport, type TlsSessionResult } from '../mail/tls-rpt/report.js';
 import { AppError } from '../errors.js';
 
-export interface TlsSession {
+/** A session's TLS outcome (mail/tls-rpt/report.ts) for a recipient domain at a time. */
+export interface TlsSession extends TlsSessionResult {
   domain: string;
   at: Date;
-  /** The MTA-STS policy the session was judged against (its text; '' when it could not be fetched), or none. */
-  policy: { type: 'sts'; text: string } | { type: 'no-policy-found' };
-  result: TlsResultType;
-  receivingMx?: string;
-  receivingIp?: string;
-  sendingIp?: string;
 }
 
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);

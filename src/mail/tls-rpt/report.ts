@@ -14,7 +14,17 @@ export type TlsFailureType =
   | 'sts-policy-invalid'
   | 'sts-webpki-invalid';
 
-export type TlsResultType = 'success' | TlsFailureType;
+export type TlsResultType = 'success' | TlsFailureType | 'validation-failure';
+
+/** One SMTP session (or policy fetch) judged against a recipient domain's MTA-STS policy. */
+export interface TlsSessionResult {
+  /** The policy it was judged against (its text; '' when it could not be fetched), or none. */
+  policy: { type: 'sts'; text: string } | { type: 'no-policy-found' };
+  result: TlsResultType;
+  receivingMx?: string;
+  receivingIp?: string;
+  sendingIp?: string;
+}
 
 export interface TlsSessionCountInput {
   policyType: 'sts' | 'no-policy-found';
