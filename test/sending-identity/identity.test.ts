@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { parseSendingIdentity, poolFor, SendingIdentityError } from '../../src/delivery/sources/identity.js';
+import { compareSpf, spfRecordValue } from '../../src/domain/domains/records.js';
+import { dnsTargetsOf } from '../../src/domain/domains/domains.js';
 
 const SOURCES = {
   tx1: { address: '203.0.113.10', ehlo: 'mta1.example.com' },
@@ -97,5 +99,22 @@ describe('configuration', () => {
 
   test('a file that is not JSON stops start-up', () => {
     assert.throws(() => loadConfig(env('{ sources: ')), (e: unknown) => e instanceof ConfigError && /cannot read .* as JSON/.test(e.message));
+  });
+});
+
+describe('SPF of sender domains names the source addresses', () => {
+  test('with sources the suggested record lists each source address instead of the host, and the check wants all of them', () => {
+    const addresses = ['203.0.113.10', '2001:db8::20'];
+    assert.equal(spfRecordValue('mail.postline.test', addresses), 'v=spf1 ip4:203.0.113.10 ip6:2001:db8::20 ~all');
+    assert.equal(compareSpf(['v=spf1 ip4:203.0.113.10 ip6:2001:db8::20 include:_spf.example.net -all'], 'mail.postline.test', addresses).status, 'verified');
+    const missing = compareSpf(['v=spf1 ip4:203.0.113.10 ~all'], 'mail.postline.test', addresses);
+    assert.equal(missing.status, 'mismatch');
+    assert.match(missing.detail!, /does not include ip6:2001:db8::20$/);
+  });
+
+  test('the domain targets of a configuration carry its source addresses; without sources, none', () => {
+    const base = { baseUrl: 'https://mail.postline.test', trackingHost: 'mail.postline.test' };
+    assert.deepEqual(dnsTargetsOf({ ...base, sendingIdentity: parseSendingIdentity({ sources: SOURCES, pools: POOLS }) }).sourceAddresses, ['203.0.113.10', '203.0.113.20', '2001:db8::20']);
+    assert.equal(dnsTargetsOf({ ...base, sendingIdentity: parseSendingIdentity({}) }).sourceAddresses, undefined);
   });
 });
