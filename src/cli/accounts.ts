@@ -38,7 +38,7 @@ export function registerAccountCommands(program: Command): void {
     .addOption(new Option('--stream <stream>', 'only this stream (default: both)').choices([...STREAMS]))
     .option('--json', 'print JSON')
     .action(async (accountId: string, o: { pool: string; stream?: Stream; json?: boolean }) => {
-      const account = await withDatabase(({ pool, config }) => setAccountPool(pool, config.sendingIdentity, accountId, o.pool, o.stream));
+      const account = await withDatabase(({ pool, config }) => setAccountPool(pool, config.deliveryPolicy.identity, accountId, o.pool, o.stream));
       output(o.json, account, () => `account ${account.id}: transactional mail through ${account.pools.transactional ?? 'default'}, broadcast mail through ${account.pools.broadcast ?? 'default'}`);
     });
 

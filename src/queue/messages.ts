@@ -16,8 +16,11 @@ import { MESSAGE_WITH_CONTENT, type MessageRow } from '../db/queries/messages.js
  * lock, so two claimers counting cancelled rows of one campaign queue instead of deadlocking.
  * The settling itself is SETTLE_STOPPED, shared with settleStrayDeferrals.
  *
- * `campaigns: false` claims only messages of no campaign (through messages_due_without_campaign):
- * what a worker delivers while it fans a campaign out.
+ * Two streams: `stream: 'transactional'` claims only messages of no campaign (through
+ * messages_due_without_campaign), `'campaign'` only campaign mail; the engine claims the first
+ * before the second, so transactional mail never waits behind a campaign.
+ * `skipDomains` are recipient domains whose destination is suspended or full (traffic
+ * shaping): their mail stays queued for the workers with room for it.
  */
 export async function claimDueMessages(
   db: Queryable,
@@ -25,12 +28,19 @@ export async function claimDueMessages(
   now: Date,
   limit: number,
   leaseMs: number,
-  opts: { campaigns: boolean } = { campaigns: true },
+  opts: { stream?: 'transactional' | 'campaign' | 'all'; skipDomains?: string[] } = {},
 ): Promise<MessageRow[]> {
+  const stream = opts.stream ?? 'all';
+  const params: unknown[] = [workerId, now, limit, leaseMs];
+  let filter = stream === 'transactional' ? ' AND campaign_id IS NULL' : stream === 'campaign' ? ' AND campaign_id IS NOT NULL' : '';
+  if (opts.skipDomains && opts.skipDomains.length > 0) {
+    params.push(opts.skipDomains);
+    filter += ' AND NOT (to_domain = ANY($5::text[]))';
+  }
   const { rows } = await db.query<MessageRow>(
     `WITH due AS (
        SELECT id, status, campaign_id FROM messages
-        WHERE status IN ('queued', 'scheduled', 'deferred', 'sending') AND next_attempt_at <= $2${opts.campaigns ? '' : ' AND campaign_id IS NULL'}
+        WHERE status IN ('queued', 'scheduled', 'deferred', 'sending') AND next_attempt_at <= $2${filter}
         ORDER BY next_attempt_at
         LIMIT $3
         FOR UPDATE SKIP LOCKED
@@ -56,7 +66,7 @@ export async function claimDueMessages(
      -- sees that row as of the statement's snapshot; content never changes after accept).
      SELECT ${MESSAGE_WITH_CONTENT}
        FROM claimed m LEFT JOIN messages g ON g.id = m.group_id AND m.group_id <> m.id`,
-    [workerId, now, limit, leaseMs],
+    params,
   );
   return rows;
 }
@@ -96,6 +106,25 @@ export async function completeMessages(db: Queryable, workerId: string, outcomes
     ],
   );
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Gives claimed messages back untried (traffic shaping had no room for them, or their
+ * destination was suspended meanwhile): the claim's attempt is undone, the message is due at
+ * `nextAttemptAt`. Same `locked_by` guard as completeMessages.
+ */
+export async function releaseClaims(db: Queryable, workerId: string, released: { id: string; nextAttemptAt: Date }[]): Promise<number> {
+  if (released.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `UPDATE messages m
+        SET status = CASE WHEN m.attempts <= 1 THEN 'queued' ELSE 'deferred' END,
+            first_attempt_at = CASE WHEN m.attempts <= 1 THEN NULL ELSE m.first_attempt_at END,
+            attempts = m.attempts - 1, next_attempt_at = r.next_attempt_at, locked_by = NULL
+       FROM unnest($2::text[], $3::timestamptz[]) AS r(id, next_attempt_at)
+      WHERE m.id = r.id AND m.locked_by = $1 AND m.status = 'sending'`,
+    [workerId, released.map((r) => r.id), released.map((r) => r.nextAttemptAt)],
+  );
+  return rowCount ?? 0;
 }
 
 // Who holds leases on this host: the few distinct holders of rows in 'sending' (the partial

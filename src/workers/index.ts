@@ -5,7 +5,7 @@ import type { Pool } from '../db/pool.js';
 import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';
 import { runPendingImports } from '../domain/audience/imports.js';
-import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from './delivery.js';
+import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from '../delivery/engine.js';
 import { Notifications } from './notifications.js';
 import { startWebhookDispatcher } from './webhooks.js';
 import { startAutomationLoops } from './automations.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
-import { DeliveryEngine } from '../../src/workers/delivery.js';
+import { DeliveryEngine } from '../../src/delivery/engine.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { createVerifiedDomain } from '../helpers/domains.js';

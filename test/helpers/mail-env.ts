@@ -5,7 +5,7 @@ import type { Response as LightMyRequestResponse } from 'light-my-request';
 import type { Clock } from '../../src/clock.js';
 import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../../src/domain/domains/domains.js';
 import { createResolver, toMailauthResolver } from '../../src/mail/dns.js';
-import { DeliveryEngine, DEFAULT_DELIVERY_OPTIONS, type DeliveryOptions } from '../../src/workers/delivery.js';
+import { DeliveryEngine, DEFAULT_DELIVERY_OPTIONS, type DeliveryOptions } from '../../src/delivery/engine.js';
 import { bootApp, createTestAccount, type TestAccount, type TestApp } from './app.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { startSmtpMx, type SmtpMxOptions, type TestSmtpMx } from './smtp-mx.js';

@@ -38,7 +38,18 @@ export function retryDelaySeconds(attempts: number, hint?: number): number {
  * refused us (sender side), `bounced` otherwise. A deferral past the 72 h window becomes a
  * soft bounce with the last reply's reason (`expired` when the reply told nothing).
  */
-export function planOutcome(msg: MessageRow, result: DeliveryResult, now: Date): PlannedOutcome {
+/**
+ * Why a failed attempt is retried at a set time rather than on the schedule: the provider
+ * throttled us (its destination is suspended until then) or greylisted the message.
+ */
+export interface DeferralCause {
+  reason: 'throttled' | 'greylisted';
+  until: Date;
+  /** The throttle rule that matched. */
+  rule?: string;
+}
+
+export function planOutcome(msg: MessageRow, result: DeliveryResult, now: Date, cause?: DeferralCause): PlannedOutcome {
   const data: Record<string, unknown> = { response: result.response, mx: result.mx, attempt: msg.attempts };
   const base = { id: msg.id, response: result.response, mx: result.mx, deliveredAt: null, nextAttemptAt: now };
   const event = (type: NewEvent['type'], extra: Record<string, unknown> = {}): NewEvent => ({
@@ -49,6 +60,18 @@ export function planOutcome(msg: MessageRow, result: DeliveryResult, now: Date):
     data: { ...data, ...extra },
     occurredAt: now,
   });
+  // A throttle or greylisting reply is never a bounce: no bounce event, no suppression, no
+  // soft-bounce run; the message waits for the suspension or the greylist retry.
+  if (cause && result.kind !== 'delivered') {
+    return {
+      outcome: { ...base, status: 'deferred', nextAttemptAt: cause.until },
+      event: event('deferred', {
+        code: result.code, enhancedCode: result.enhanced, nextAttemptAt: cause.until.toISOString(), reason: cause.reason, ...(cause.rule ? { rule: cause.rule } : {}),
+      }),
+      suppress: false,
+      bounce: null,
+    };
+  }
   switch (result.kind) {
     case 'delivered':
       return { outcome: { ...base, status: 'delivered', deliveredAt: now }, event: event('delivered'), suppress: false, bounce: null };
@@ -83,7 +106,7 @@ export function planOutcome(msg: MessageRow, result: DeliveryResult, now: Date):
       }
       return {
         outcome: { ...base, status: 'deferred', nextAttemptAt: next },
-        event: event('deferred', { code: result.code, enhancedCode: result.enhanced, nextAttemptAt: next.toISOString() }),
+        event: event('deferred', { code: result.code, enhancedCode: result.enhanced, nextAttemptAt: next.toISOString(), reason: 'backoff' }),
         suppress: false,
         bounce: null,
       };

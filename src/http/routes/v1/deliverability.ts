@@ -43,7 +43,7 @@ export async function deliverabilityRoutes(app: FastifyInstance): Promise<void> 
       },
     },
   }, async (request) => {
-    const identity = app.deps.config.sendingIdentity;
+    const identity = app.deps.config.deliveryPolicy.identity;
     const account = await requireAccount(app.deps.pool, request.auth.accountId);
     const pools = { transactional: poolFor(identity, 'transactional', account.pools.transactional), broadcast: poolFor(identity, 'broadcast', account.pools.broadcast) };
     const mine = [...new Set(STREAMS.map((s) => pools[s]))];

@@ -33,7 +33,7 @@ export async function meRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const { pools } = await requireAccount(app.deps.pool, request.auth.accountId);
-    const identity = app.deps.config.sendingIdentity;
+    const identity = app.deps.config.deliveryPolicy.identity;
     return {
       account: { id: request.auth.accountId, name: request.auth.accountName },
       key: request.auth.keyId ? { id: request.auth.keyId, mode: request.auth.mode, prefix: request.auth.prefix ?? '' } : null,

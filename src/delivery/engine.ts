@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import type { MessageRow } from '../db/queries/messages.js';
-import { planOutcome, type PlannedOutcome } from '../domain/sending/delivery-outcome.js';
+import { planOutcome, type DeferralCause, type PlannedOutcome } from '../domain/sending/delivery-outcome.js';
 import { bounceDomainFor, loadSigningKeys } from '../domain/domains/domains.js';
 import { recordEvents } from '../domain/events.js';
 import { buildMessage, type BuiltMessage, type SigningInfo } from '../domain/sending/message-build.js';
@@ -13,10 +13,13 @@ import { suppressAddress } from '../domain/address-status.js';
 import { countsTowardPersistence, suppressIfPersistentlySoft } from '../domain/bounces/persistent.js';
 import { TrackingLinks } from '../domain/tracking/links.js';
 import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';
-import { createMailDns, type MailDns } from '../mail/dns.js';
+import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
 import { deriveKey } from '../mail/keyring.js';
 import { SmtpSender } from '../mail/smtp.js';
-import { claimDueMessages, completeMessages, leaseHoldersOn, releaseLeasesOf } from '../queue/messages.js';
+import { claimDueMessages, completeMessages, leaseHoldersOn, releaseClaims, releaseLeasesOf } from '../queue/messages.js';
+import { destinationFor, relayDestination, type Destination } from './policy.js';
+import { readReply } from './replies.js';
+import { Shaping, type Gate } from './shaping.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
@@ -49,6 +52,14 @@ export interface DeliveryOptions {
 export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = { batchSize: 200, leaseMs: 5 * 60_000, maxConnectionsPerHost: 10, buildsAtOnce: 32 };
 
 const SIGNING_CACHE_MS = 60_000;
+/** Suspensions recorded by other workers are read at least this often. */
+const SHARED_REFRESH_MS = 1_000;
+
+/** A claimed message handed back untried: shaping had no room for it now. */
+interface Released {
+  release: { id: string; nextAttemptAt: Date };
+}
+type Step = PlannedOutcome | Released;
 /** Outcomes written together at most: a flush is one transaction of a few statements. */
 const MAX_OUTCOMES_PER_WRITE = 100;
 
@@ -80,7 +91,10 @@ export class DeliveryEngine {
   private reclaimed = false;
   /** Deliveries started by `refill` and not yet recorded. */
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly outcomes: GroupCommit<PlannedOutcome, void>;
+  private readonly outcomes: GroupCommit<Step, void>;
+  /** Per-destination limits shared with every worker (./shaping.ts). */
+  readonly shaping: Shaping;
+  private sharedAt = 0;
   private readonly links: TrackingLinks;
   private readonly verpKey: Buffer;
   private readonly dns: MailDns;
@@ -102,7 +116,16 @@ export class DeliveryEngine {
     this.verpKey = deriveKey(deps.config.secret, 'verp');
     this.dns = deps.dns ?? createMailDns({ servers: deps.config.dnsServers, clock: deps.clock });
     this.sender = new SmtpSender({ heloName: new URL(deps.config.baseUrl).hostname, maxConnectionsPerHost: opts.maxConnectionsPerHost });
-    this.outcomes = new GroupCommit<PlannedOutcome, void>(
+    this.shaping = new Shaping({
+      db: deps.pool,
+      clock: deps.clock,
+      worker: this.workerId,
+      maxConnectionsPerWorker: opts.maxConnectionsPerHost,
+      onSlotClosed: (dest, slot) => this.sender.closeSlot(Shaping.slotKey(dest, slot)),
+      onError: (err) => deps.log.error({ err }, 'traffic shaping lease failed; retrying'),
+    });
+    this.shaping.start();
+    this.outcomes = new GroupCommit<Step, void>(
       async (batch) => {
         await this.record(batch);
         return batch.map(() => undefined);
@@ -141,7 +164,7 @@ export class DeliveryEngine {
     }
     const room = this.opts.batchSize - this.inFlight.size;
     if (room < Math.ceil(this.opts.batchSize / 2)) return 0;
-    const claimed = await claimDueMessages(this.deps.pool, this.workerId, this.deps.clock.now(), room, this.opts.leaseMs, { campaigns: !this.campaignsHeld });
+    const claimed = await this.claim(room);
     const lowWater = Math.floor(this.opts.batchSize / 2);
     for (const m of claimed) {
       const delivery: Promise<void> = (async () => this.outcomes.submit(await this.deliverOne(m)))()
@@ -166,8 +189,7 @@ export class DeliveryEngine {
       this.reclaimed = true;
       await this.releaseDeadLeases();
     }
-    const now = this.deps.clock.now();
-    const claimed = await claimDueMessages(this.deps.pool, this.workerId, now, this.opts.batchSize, this.opts.leaseMs, { campaigns: !this.campaignsHeld });
+    const claimed = await this.claim(this.opts.batchSize);
     if (claimed.length === 0) return 0;
     // Each message's outcome is written as soon as it is known (with whatever else finished
     // meanwhile); a failed write fails the cycle, and the lease brings those messages back.
@@ -178,7 +200,28 @@ export class DeliveryEngine {
   async close(): Promise<void> {
     await this.drain();
     liveEngineIds.delete(this.workerId);
+    await this.shaping.close().catch((err) => this.deps.log.warn({ err }, 'could not release shaping leases; they expire'));
     await this.sender.close();
+  }
+
+  /**
+   * Claims up to `room` due messages: transactional mail first, then campaign mail (unless
+   * held), leaving alone the domains whose destination is suspended or full in this worker.
+   */
+  private async claim(room: number): Promise<MessageRow[]> {
+    const now = this.deps.clock.now();
+    await this.shaping.flushRoutes();
+    if (now.getTime() - this.sharedAt >= SHARED_REFRESH_MS) {
+      await this.shaping.refreshShared();
+      this.sharedAt = now.getTime();
+    }
+    if (this.deps.config.delivery === 'relay' && this.shaping.relayClosed()) return [];
+    const skipDomains = this.shaping.closedDomains();
+    const claim = (stream: 'transactional' | 'campaign', limit: number) =>
+      claimDueMessages(this.deps.pool, this.workerId, now, limit, this.opts.leaseMs, { stream, skipDomains });
+    const claimed = await claim('transactional', room);
+    if (claimed.length < room && !this.campaignsHeld) claimed.push(...(await claim('campaign', room - claimed.length)));
+    return claimed;
   }
 
   /** Releases leases of dead predecessors on this host (see the class comment). Returns how many. */
@@ -215,36 +258,79 @@ export class DeliveryEngine {
     }
   }
 
-  private async deliverOne(msg: MessageRow): Promise<PlannedOutcome> {
-    let result: DeliveryResult;
+  /**
+   * One message, top to bottom: route it to its destination, build and sign it, take a turn
+   * of the destination's shaping (a connection slot and a token), transmit, read what the
+   * reply asks (throttle, greylisting), and plan its next state.
+   */
+  private async deliverOne(msg: MessageRow): Promise<Step> {
+    const now = () => this.deps.clock.now();
     const rcpt = envelopeAddress(msg.to_email);
-    if (rcpt === null) {
-      // Refused at the API; a row that got here by another path is our fault, not the address's.
-      result = notSentByUs('the recipient\'s local part is not ASCII and would need SMTPUTF8, which Postline does not send');
-    } else {
+    // Refused at the API; a row that got here by another path is our fault, not the address's.
+    if (rcpt === null) return planOutcome(msg, notSentByUs('the recipient\'s local part is not ASCII and would need SMTPUTF8, which Postline does not send'), now());
+    if (this.deps.config.delivery === 'capture') return planOutcome(msg, await this.capture(msg), now());
+    const route = await this.route(msg);
+    if ('kind' in route) return planOutcome(msg, route, now());
+    const { gate, hosts } = route;
+    if (gate.closed(now().getTime())) return { release: { id: msg.id, nextAttemptAt: new Date(Math.max(gate.suspendedUntil, now().getTime())) } };
+    gate.pending++;
+    try {
+      let built: BuiltMessage;
       try {
-        const { built, now } = await this.buildInTurn(msg);
-        result = await this.transmit(msg, rcpt, built.returnPath, built.raw, now);
+        built = (await this.buildInTurn(msg)).built;
       } catch (err) {
         // Our own failure (domain deleted, key unreadable): fail the message, never the address.
         this.deps.log.error({ err, messageId: msg.id }, 'could not build message');
-        result = notSentByUs((err as Error).message);
+        return planOutcome(msg, notSentByUs((err as Error).message), now());
       }
+      const turn = await gate.turn();
+      if ('closedUntil' in turn) return { release: { id: msg.id, nextAttemptAt: turn.closedUntil } };
+      const policy = gate.policy;
+      const via = { slot: Shaping.slotKey(gate.dest, turn.slot), messagesPerConnection: policy.messagesPerConnection };
+      const envelope = { from: built.returnPath, to: rcpt };
+      let result: DeliveryResult;
+      try {
+        result = hosts === null
+          ? await this.sender.send({ kind: 'relay', url: this.deps.config.smtpRelay! }, envelope, built.raw, via)
+          : await this.sender.sendToMxHosts(hosts, this.deps.config.mxPort, envelope, built.raw, { via, final: (r) => readReply(r, policy)?.kind === 'throttle' });
+      } finally {
+        gate.done(turn.slot, true);
+      }
+      return planOutcome(msg, result, now(), await this.causeOf(result, gate.dest));
+    } finally {
+      gate.pending--;
     }
-    return planOutcome(msg, result, this.deps.clock.now());
   }
 
-  private async transmit(msg: MessageRow, rcpt: string, returnPath: string, raw: Buffer, now: Date): Promise<DeliveryResult> {
-    const envelope = { from: returnPath, to: rcpt };
-    const { config } = this.deps;
-    if (config.delivery === 'capture') {
-      await captureMessage(this.deps.pool, { id: msg.id, accountId: msg.account_id, envelopeFrom: returnPath, envelopeTo: msg.to_email, subject: msg.subject, raw, at: now });
-      return { kind: 'delivered', response: '250 captured locally (POSTLINE_DELIVERY=capture)', mx: null };
-    }
-    if (config.delivery === 'relay') return this.sender.send({ kind: 'relay', url: config.smtpRelay! }, envelope, raw);
+  /** Throttled: the destination is suspended for every worker and the message waits for it. Greylisted: retried after greylistRetry. */
+  private async causeOf(result: DeliveryResult, dest: Destination): Promise<DeferralCause | undefined> {
+    const ask = readReply(result, dest.policy);
+    if (ask === null || result.kind === 'delivered') return undefined;
+    if (ask.kind === 'greylist') return { reason: 'greylisted', until: new Date(this.deps.clock.now().getTime() + dest.policy.greylistRetryMs) };
+    const until = await this.shaping.throttle(dest, ask.rule.suspendMs, result.response);
+    this.deps.log.warn({ destination: dest.key, until, reply: result.response }, 'destination throttled us; suspended');
+    return { reason: 'throttled', until, rule: ask.rule.match };
+  }
+
+  /** The recipient's destination and its gate (the relay, or the MX hosts' provider); or a failed lookup. */
+  private async route(msg: MessageRow): Promise<{ gate: Gate; hosts: MxHost[] | null } | DeliveryResult> {
+    const policy = this.deps.config.deliveryPolicy;
+    if (this.deps.config.delivery === 'relay') return { gate: this.shaping.gate(relayDestination(policy)), hosts: null };
     const lookup = await this.dns.resolveMx(msg.to_domain);
     if (!lookup.ok) return classifyMxFailure(lookup);
-    return this.sender.sendToMxHosts(lookup.hosts, config.mxPort, envelope, raw);
+    const dest = destinationFor(policy, lookup.hosts.map((h) => h.exchange));
+    return { gate: this.shaping.route(msg.to_domain, dest), hosts: lookup.hosts };
+  }
+
+  private async capture(msg: MessageRow): Promise<DeliveryResult> {
+    try {
+      const { built, now } = await this.buildInTurn(msg);
+      await captureMessage(this.deps.pool, { id: msg.id, accountId: msg.account_id, envelopeFrom: built.returnPath, envelopeTo: msg.to_email, subject: msg.subject, raw: built.raw, at: now });
+      return { kind: 'delivered', response: '250 captured locally (POSTLINE_DELIVERY=capture)', mx: null };
+    } catch (err) {
+      this.deps.log.error({ err, messageId: msg.id }, 'could not build message');
+      return notSentByUs((err as Error).message);
+    }
   }
 
   private async signingFor(msg: MessageRow): Promise<SigningInfo> {
@@ -256,9 +342,12 @@ export class DeliveryEngine {
     return info;
   }
 
-  /** Outcomes finished together, in one transaction: states, events, suppressions. */
-  private async record(planned: PlannedOutcome[]): Promise<void> {
+  /** Outcomes finished together, in one transaction: states, events, suppressions, and the messages handed back. */
+  private async record(steps: Step[]): Promise<void> {
+    const planned = steps.filter((s): s is PlannedOutcome => !('release' in s));
+    const released = steps.filter((s): s is Released => 'release' in s).map((s) => s.release);
     await withTransaction(this.deps.pool, async (tx) => {
+      await releaseClaims(tx, this.workerId, released);
       const updated = await completeMessages(tx, this.workerId, planned.map((p) => p.outcome));
       const mine = planned.filter((p) => updated.has(p.outcome.id));
       await recordEvents(tx, mine.map((p) => p.event));
