@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import type { Source } from '../../src/delivery/sources/identity.js';
-import { assignSource, chooseSource, nextUtcDay, warmupStatus } from '../../src/delivery/sources/warmup.js';
+import { assignSource, chooseSource, nextUtcDay, overflowFrom, warmupStatus } from '../../src/delivery/sources/warmup.js';
 import { purgeWarmupCounts, reserveWarmupSend, warmupCountsOn } from '../../src/db/queries/warmup.js';
 import { createPool } from '../../src/db/pool.js';
 import { testDatabase } from '../helpers/db.js';
@@ -31,35 +31,40 @@ describe('warmupStatus', () => {
 
 describe('chooseSource', () => {
   const now = at('2026-12-01T10:00:00Z');
-  const counts = (m: Record<string, number>) => (name: string) => m[name] ?? 0;
 
   test('under its cap the assigned source sends; at the cap it waits until the next UTC day', () => {
-    assert.deepEqual(chooseSource({ assigned: fresh, pool: [fresh, warmed], now, sentToday: counts({ fresh: 49 }) }), { kind: 'send', source: fresh, spilled: false });
-    const wait = chooseSource({ assigned: fresh, pool: [fresh, warmed], now, sentToday: counts({ fresh: 50 }) });
+    assert.deepEqual(chooseSource({ assigned: fresh, pool: [fresh, warmed], now, sentToday: 49, messageId: 'm1' }), { kind: 'send', source: fresh, spilled: false });
+    const wait = chooseSource({ assigned: fresh, pool: [fresh, warmed], now, sentToday: 50, messageId: 'm1' });
     assert.deepEqual(wait, { kind: 'wait', until: at('2026-12-02T00:00:00Z'), reason: 'source fresh reached its warm-up cap of 50 for today (day 1)' });
   });
 
-  test('spill: past the cap, the warmed source of the pool that sent least today', () => {
-    const d = chooseSource({ assigned: spilling, pool: [spilling, warmed, alsoWarm], now, sentToday: counts({ spilling: 50, warmed: 30, alsowarm: 10 }) });
-    assert.deepEqual(d, { kind: 'send', source: alsoWarm, spilled: true });
+  test('spill: past the cap, a warmed source of the pool, spread over them by message, never a warming one', () => {
+    const picks = new Set<string>();
+    for (let i = 0; i < 50; i++) {
+      const d = chooseSource({ assigned: spilling, pool: [spilling, warmed, fresh, alsoWarm], now, sentToday: 50, messageId: `m${i}` });
+      assert.equal(d.kind, 'send');
+      assert.equal((d as { spilled: boolean }).spilled, true);
+      picks.add((d as { source: Source }).source.name);
+    }
+    assert.deepEqual([...picks].sort(), ['alsowarm', 'warmed']);
   });
 
   test('spill with no warmed source in the pool: waits, and says why', () => {
-    const d = chooseSource({ assigned: spilling, pool: [spilling, fresh], now, sentToday: counts({ spilling: 50 }) });
+    const d = chooseSource({ assigned: spilling, pool: [spilling, fresh], now, sentToday: 50, messageId: 'm1' });
     assert.equal(d.kind, 'wait');
     assert.match((d as { reason: string }).reason, /cap of 50 .* no warmed source to spill to/);
   });
 
   test('before its start a waiting source waits for its start day, a spilling one spills', () => {
     const early = at('2026-11-28T10:00:00Z');
-    assert.deepEqual(chooseSource({ assigned: fresh, pool: [fresh, warmed], now: early, sentToday: () => 0 }), {
+    assert.deepEqual(chooseSource({ assigned: fresh, pool: [fresh, warmed], now: early, sentToday: 0, messageId: 'm1' }), {
       kind: 'wait', until: at('2026-12-01T00:00:00Z'), reason: 'source fresh starts its warm-up on 2026-12-01',
     });
-    assert.deepEqual(chooseSource({ assigned: spilling, pool: [spilling, warmed], now: early, sentToday: () => 0 }), { kind: 'send', source: warmed, spilled: true });
+    assert.deepEqual(chooseSource({ assigned: spilling, pool: [spilling, warmed], now: early, sentToday: 0, messageId: 'm1' }), { kind: 'send', source: warmed, spilled: true });
   });
 
   test('after the plan: no cap however many were sent', () => {
-    assert.equal(chooseSource({ assigned: fresh, pool: [fresh], now: at('2026-12-10T10:00:00Z'), sentToday: () => 1_000_000 }).kind, 'send');
+    assert.equal(chooseSource({ assigned: fresh, pool: [fresh], now: at('2026-12-10T10:00:00Z'), sentToday: 1_000_000, messageId: 'm1' }).kind, 'send');
   });
 });
 
@@ -97,7 +102,7 @@ describe('reserving warm-up sends in PostgreSQL', async () => {
       const day = now.toISOString().slice(0, 10);
       const reserved = cap === null || (cap > 0 && (await reserveWarmupSend(pool, { source: assigned.name, provider, day, cap })));
       if (reserved) return { kind: 'send' as const, source: assigned, spilled: false };
-      return chooseSource({ assigned, pool: poolOf, now, sentToday: () => Number.MAX_SAFE_INTEGER });
+      return overflowFrom(assigned, poolOf, now, `m${Math.random()}`);
     };
     const run = async (assigned: Source, provider: string, n: number) => {
       const tally = { sent: 0, spilled: 0, waiting: 0 };

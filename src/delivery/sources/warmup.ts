@@ -51,16 +51,13 @@ export type SourceDecision =
 
 /**
  * Where a message goes once its assigned source's cap for the provider is reached: a warmed
- * source of the pool (the one that sent least to the provider today) when the assigned one
- * spills, else the next UTC day.
+ * source of the pool when the assigned one spills (spread over them by message, as
+ * assignSource does), else the next UTC day (or the plan's first day).
  */
-export function overflowFrom(assigned: Source, pool: Source[], now: Date, sentToday: (source: string) => number): SourceDecision {
+export function overflowFrom(assigned: Source, pool: Source[], now: Date, messageId: string): SourceDecision {
   if (assigned.overflow === 'spill') {
     const warmed = pool.filter((s) => s !== assigned && isWarmed(s, now));
-    if (warmed.length > 0) {
-      const target = warmed.reduce((a, b) => (sentToday(b.name) < sentToday(a.name) ? b : a));
-      return { kind: 'send', source: target, spilled: true };
-    }
+    if (warmed.length > 0) return { kind: 'send', source: assignSource(warmed, messageId), spilled: true };
   }
   const { day, cap } = warmupStatus(assigned, now);
   const until = day !== null && day < 1 ? new Date(`${assigned.warmup!.start}T00:00:00Z`) : nextUtcDay(now);
@@ -70,11 +67,11 @@ export function overflowFrom(assigned: Source, pool: Source[], now: Date, sentTo
 }
 
 /**
- * The whole decision for one message to one provider, given how many each source has sent to
- * that provider today: the assigned source while under its cap, else its overflow.
+ * The whole decision for one message to one provider, given how many its assigned source has
+ * sent to that provider today: the assigned source while under its cap, else its overflow.
  */
-export function chooseSource(input: { assigned: Source; pool: Source[]; now: Date; sentToday: (source: string) => number }): SourceDecision {
+export function chooseSource(input: { assigned: Source; pool: Source[]; now: Date; sentToday: number; messageId: string }): SourceDecision {
   const { cap } = warmupStatus(input.assigned, input.now);
-  if (cap === null || input.sentToday(input.assigned.name) < cap) return { kind: 'send', source: input.assigned, spilled: false };
-  return overflowFrom(input.assigned, input.pool, input.now, input.sentToday);
+  if (cap === null || input.sentToday < cap) return { kind: 'send', source: input.assigned, spilled: false };
+  return overflowFrom(input.assigned, input.pool, input.now, input.messageId);
 }
