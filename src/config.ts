@@ -20,6 +20,8 @@ export interface Config {
   smtpRelay: string | undefined;
   dnsServers: string[] | undefined;
   mxPort: number;
+  /** Port of recipients' MTA-STS policy hosts: 443; tests serve policies on another port. */
+  mtaStsPort: number;
   smtpPort: number;
   webhookAllowPrivate: boolean;
   bodyLimit: number;
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpRelay,
     dnsServers: dnsServers(env),
     mxPort: int(env, 'POSTLINE_MX_PORT', 25, 1, 65535),
+    mtaStsPort: int(env, 'POSTLINE_MTA_STS_PORT', 443, 1, 65535),
     smtpPort: int(env, 'POSTLINE_SMTP_PORT', 2525, 0, 65535),
     webhookAllowPrivate: bool(env, 'POSTLINE_WEBHOOK_ALLOW_PRIVATE'),
     bodyLimit: int(env, 'POSTLINE_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
