@@ -20,6 +20,7 @@ import { claimDueMessages, completeMessages, leaseHoldersOn, releaseClaims, rele
 import { destinationFor, relayDestination, type Destination } from './policy.js';
 import { readReply } from './replies.js';
 import { Shaping, type Gate } from './shaping.js';
+import { releaseWorkerLeases, shapingLeaseHoldersOn } from '../db/queries/shaping.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
@@ -253,6 +254,9 @@ export class DeliveryEngine {
     const host = this.workerId.slice(0, this.workerId.indexOf(':') + 1);
     const holders = await leaseHoldersOn(this.deps.pool, host);
     const dead = holders.filter((h) => h !== this.workerId && !isLeaseHolderAlive(h));
+    // Their connection slots too, at once rather than when the shaping leases expire.
+    const deadShapers = (await shapingLeaseHoldersOn(this.deps.pool, host)).filter((h) => h !== this.workerId && !isLeaseHolderAlive(h));
+    if (deadShapers.length > 0) await releaseWorkerLeases(this.deps.pool, deadShapers);
     if (dead.length === 0) return 0;
     const n = await releaseLeasesOf(this.deps.pool, dead, this.deps.clock.now());
     this.deps.log.warn({ holders: dead, messages: n }, 'released the leases of a worker that is gone');
@@ -312,7 +316,7 @@ export class DeliveryEngine {
       const turn = await gate.turn();
       if ('closedUntil' in turn) return { release: { id: msg.id, nextAttemptAt: turn.closedUntil } };
       const policy = gate.policy;
-      const via = { slot: Shaping.slotKey(gate.dest, turn.slot), messagesPerConnection: policy.messagesPerConnection };
+      const via = { slot: Shaping.slotKey(gate.dest, turn.slot) };
       const envelope = { from: built.returnPath, to: rcpt };
       let result: DeliveryResult;
       let tls: TlsSessionResult[] = [];

@@ -13,6 +13,7 @@
  * most one SMTP connection (the sender's transport for that slot), so the connections this
  * worker holds open to a destination never exceed its granted slots.
  */
+import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/pool.js';
 import { leaseDestination, type LeaseRequest, recordRoutes, releaseWorkerLeases, selectSuspended, throttleDestination } from '../db/queries/shaping.js';
@@ -24,10 +25,20 @@ export const SHAPING_LEASE_MS = 6_000;
 const TOKEN_LIFETIME_MS = 1_000;
 /** The bucket holds this many seconds of the rate. */
 const BURST_SECONDS = 2;
+/**
+ * A closed connection still counts for this long: its QUIT may not have reached the receiver
+ * yet, and a receiver counting open connections must never see the next one before it has
+ * seen this one go.
+ */
+const CLOSE_GRACE_MS = 250;
 /** A message waits this long at most for a turn; then it goes back to the queue. */
 const TURN_WAIT_MS = 10_000;
-/** A gate with nothing to do for this long closes its connections and gives its slots back. */
-const IDLE_MS = 3_000;
+/**
+ * A gate with nothing to do for this long closes its connections and gives its slots back, so
+ * another worker with mail waiting for the destination gets them (short: a connection is
+ * cheap to open again; slots held idle are another worker's delay).
+ */
+const IDLE_MS = 300;
 
 /**
  * The rate a bucket is refilled at, so that any sliding 60 seconds holds at most
@@ -40,6 +51,12 @@ export function bucketOf(p: Pick<ProviderPolicy, 'messagesPerMinute'>): { rate: 
   const burst = Math.max(1, Math.floor((n * BURST_SECONDS) / 60));
   return { rate: Math.max(n - burst, 1) / (60 + TOKEN_LIFETIME_MS / 1000), burst };
 }
+
+/**
+ * Local mechanics (connection grace, idle release, a turn's wait, a token's lifetime) run on
+ * the monotonic clock; what is shared (leases, buckets, suspensions) on the injected one.
+ */
+const mono = () => performance.now();
 
 export type Turn = { slot: number } | { closedUntil: Date; reason: 'suspended' | 'no_capacity' };
 
@@ -59,12 +76,19 @@ export class Gate {
   /** Slot indexes in use, and those with a connection (a transport) open. */
   private readonly busy = new Set<number>();
   readonly open = new Set<number>();
+  /** Slots whose connection was closed, with when: not reused, and counted as open, for CLOSE_GRACE_MS. */
+  private readonly closing = new Map<number, number>();
+  /** Messages each open slot's connection has carried (messagesPerConnection). */
+  private readonly carried = new Map<number, number>();
   private readonly waiters: Waiter[] = [];
   /** Messages of this destination in this worker: waiting for or holding a turn, or being built. */
   pending = 0;
   private sent = 0;
+  /** Connections the last lease call reported as held. */
+  private reported = 0;
   private calling = false;
   private timer: NodeJS.Timeout | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
   private idleSince: number;
   readonly domains = new Set<string>();
   readonly bucket: { rate: number | null; burst: number };
@@ -74,7 +98,7 @@ export class Gate {
     private readonly shaping: Shaping,
   ) {
     this.bucket = bucketOf(dest.policy);
-    this.idleSince = shaping.nowMs();
+    this.idleSince = mono();
   }
 
   get policy(): ProviderPolicy {
@@ -98,7 +122,7 @@ export class Gate {
     const now = this.shaping.nowMs();
     if (now < this.suspendedUntil) return Promise.resolve({ closedUntil: new Date(this.suspendedUntil), reason: 'suspended' });
     return new Promise<Turn>((resolve) => {
-      this.waiters.push({ resolve, since: now });
+      this.waiters.push({ resolve, since: mono() });
       this.pump();
     });
   }
@@ -107,8 +131,13 @@ export class Gate {
   done(slot: number, transmitted: boolean): void {
     this.busy.delete(slot);
     if (transmitted) this.sent++;
-    if (slot >= this.slots) this.closeSlot(slot);
-    if (this.busy.size === 0 && this.waiters.length === 0) this.idleSince = this.shaping.nowMs();
+    const carried = (this.carried.get(slot) ?? 0) + 1;
+    this.carried.set(slot, carried);
+    if (slot >= this.slots || carried >= this.policy.messagesPerConnection) this.closeSlot(slot);
+    if (this.busy.size === 0 && this.waiters.length === 0) {
+      this.idleSince = mono();
+      this.releaseWhenIdle();
+    }
     this.pump();
   }
 
@@ -120,26 +149,33 @@ export class Gate {
   }
 
   private closeSlot(slot: number): void {
-    if (this.open.delete(slot)) this.shaping.onSlotClosed(this.dest, slot);
+    this.carried.delete(slot);
+    if (this.open.delete(slot)) {
+      this.closing.set(slot, mono());
+      this.shaping.onSlotClosed(this.dest, slot);
+      this.retryIn(CLOSE_GRACE_MS);
+    }
+  }
+
+  /** Connections open or closed too recently to be sure the receiver has seen them go. */
+  private openCount(now: number): number {
+    for (const [slot, at] of this.closing) if (now - at >= CLOSE_GRACE_MS) this.closing.delete(slot);
+    return this.open.size + this.closing.size;
   }
 
   /** A slot to use now: one whose connection is open and idle, else a new one while the open ones stay within the grant. */
   private freeSlot(): number | null {
+    const open = this.openCount(mono());
     let fresh: number | null = null;
     for (let i = 0; i < this.slots; i++) {
-      if (this.busy.has(i)) continue;
+      if (this.busy.has(i) || this.closing.has(i)) continue;
       if (this.open.has(i)) return i;
       fresh ??= i;
     }
     if (fresh === null) return null;
-    if (this.open.size < this.slots) return fresh;
-    // Room only by closing an idle connection (one beyond the grant, or to make way).
-    for (const s of this.open) {
-      if (!this.busy.has(s)) {
-        this.closeSlot(s);
-        return fresh;
-      }
-    }
+    if (open < this.slots) return fresh;
+    // The idle connections left are beyond the grant: close them; their slots free up after the grace.
+    for (const s of [...this.open]) if (!this.busy.has(s)) this.closeSlot(s);
     return null;
   }
 
@@ -152,17 +188,18 @@ export class Gate {
   /** Hands out turns while slots and tokens allow; asks the database for more when they do not. */
   pump(): void {
     const now = this.shaping.nowMs();
+    const t = mono();
     if (now < this.suspendedUntil) {
       this.suspend(this.suspendedUntil);
       return;
     }
     // Waiters past their time go back to the queue: the claim will bring them again.
-    while (this.waiters.length > 0 && now - this.waiters[0].since > TURN_WAIT_MS) {
+    while (this.waiters.length > 0 && t - this.waiters[0].since > TURN_WAIT_MS) {
       this.waiters.shift()!.resolve({ closedUntil: new Date(now), reason: 'no_capacity' });
     }
-    while (this.waiters.length > 0 && this.leaseAt > 0 && now - this.leaseAt < SHAPING_LEASE_MS) {
+    while (this.waiters.length > 0 && this.leaseAt > 0 && t - this.leaseAt < SHAPING_LEASE_MS) {
       const slot = this.freeSlot();
-      if (slot === null || !this.hasToken(now)) break;
+      if (slot === null || !this.hasToken(t)) break;
       if (this.bucket.rate !== null || this.policy.messagesPerDay !== null) this.tokens--;
       this.busy.add(slot);
       this.open.add(slot);
@@ -172,8 +209,9 @@ export class Gate {
   }
 
   /** Whether the gate has anything to renew or report. */
-  active(now: number): boolean {
-    return this.waiters.length > 0 || this.busy.size > 0 || this.open.size > 0 || this.sent > 0 || (this.leaseAt > 0 && now - this.idleSince < IDLE_MS);
+  active(): boolean {
+    const t = mono();
+    return this.waiters.length > 0 || this.busy.size > 0 || this.openCount(t) > 0 || this.sent > 0 || (this.leaseAt > 0 && t - this.idleSince < IDLE_MS);
   }
 
   /** One lease call: slots for what waits and runs, tokens for what can start now. */
@@ -181,8 +219,9 @@ export class Gate {
     if (this.calling) return;
     this.calling = true;
     const now = this.shaping.nowMs();
+    const t = mono();
     const p = this.policy;
-    if (this.busy.size === 0 && this.waiters.length === 0 && now - this.idleSince >= IDLE_MS) {
+    if (this.busy.size === 0 && this.waiters.length === 0 && t - this.idleSince >= IDLE_MS) {
       for (const slot of [...this.open]) this.closeSlot(slot);
     }
     const want = Math.min(p.maxConnections, this.shaping.maxConnectionsPerWorker, this.busy.size + this.waiters.length);
@@ -190,19 +229,21 @@ export class Gate {
     const wantTokens = limited ? Math.max(0, Math.min(this.waiters.length, Math.max(1, this.bucket.burst))) : 0;
     const sent = this.sent;
     this.sent = 0;
+    const open = this.openCount(t);
     try {
       const g = await this.shaping.leaseCall({
         destination: this.dest.key, source: this.dest.source, provider: p.name, now: new Date(now),
-        wantConnections: want, open: this.open.size, inFlight: this.busy.size, wantTokens, sent,
+        wantConnections: want, open, inFlight: this.busy.size, wantTokens, sent,
         maxConnections: p.maxConnections, rate: this.bucket.rate, burst: this.bucket.burst, perDay: p.messagesPerDay,
         leaseMs: SHAPING_LEASE_MS, rampMs: p.rampEveryMs,
       });
       this.slots = g.connections;
-      this.leaseAt = now;
+      this.reported = Math.max(g.connections, open);
+      this.leaseAt = t;
       this.rateFactor = g.rateFactor;
       if (g.tokens > 0) {
-        this.tokens = (now - this.tokensAt > TOKEN_LIFETIME_MS ? 0 : this.tokens) + g.tokens;
-        this.tokensAt = now;
+        this.tokens = (t - this.tokensAt > TOKEN_LIFETIME_MS ? 0 : this.tokens) + g.tokens;
+        this.tokensAt = t;
       }
       if (g.suspendedUntil && g.suspendedUntil.getTime() > now) this.suspendedUntil = g.suspendedUntil.getTime();
       // Slots beyond the grant close as soon as their message is done.
@@ -220,6 +261,16 @@ export class Gate {
     this.pump();
   }
 
+  /** Gives the slots back once the gate has stayed idle for IDLE_MS (one lease call, wanting none). */
+  private releaseWhenIdle(): void {
+    if (this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.busy.size === 0 && this.waiters.length === 0 && (this.slots > 0 || this.reported > 0)) void this.lease().then(() => this.releaseWhenIdle());
+    }, IDLE_MS + 10);
+    this.idleTimer.unref();
+  }
+
   private retryIn(ms: number): void {
     if (this.timer) return;
     this.timer = setTimeout(() => {
@@ -231,7 +282,9 @@ export class Gate {
 
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     this.timer = null;
+    this.idleTimer = null;
     for (const w of this.waiters.splice(0)) w.resolve({ closedUntil: new Date(this.shaping.nowMs()), reason: 'no_capacity' });
   }
 }
@@ -374,8 +427,7 @@ export class Shaping {
   }
 
   async renew(): Promise<void> {
-    const now = this.nowMs();
-    await Promise.all([...this.gates.values()].filter((g) => g.active(now)).map((g) => g.lease()));
+    await Promise.all([...this.gates.values()].filter((g) => g.active()).map((g) => g.lease()));
     await this.refreshShared();
   }
 

@@ -78,7 +78,6 @@ type Transport = ReturnType<typeof createTransport>;
  */
 export interface SlotVia {
   slot: string;
-  messagesPerConnection: number;
 }
 
 interface PoolEntry {
@@ -182,7 +181,8 @@ export class SmtpSender {
       entry = undefined;
     }
     if (!entry) {
-      const limits = via ? { maxConnections: 1, maxMessages: via.messagesPerConnection } : {};
+      // A slot's connection is closed by shaping (messagesPerConnection, a smaller grant), never by the pool itself.
+      const limits = via ? { maxConnections: 1, maxMessages: Infinity } : {};
       const transport = createTransport({ ...this.commonOptions(), ...limits, ...(target.kind === 'mx' ? mxOptions(target, this.opts.extraCa) : { url: target.url }) });
       // Errors reach the waiting sendMail callbacks; this only keeps a stray one from crashing.
       transport.on('error', (err) => this.opts.onTransportError?.(key, err));

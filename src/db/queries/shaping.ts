@@ -74,8 +74,14 @@ export async function selectSuspended(db: Queryable, now: Date): Promise<{ desti
   return rows;
 }
 
-export async function releaseWorkerLeases(db: Queryable, worker: string): Promise<void> {
-  await db.query('DELETE FROM delivery_leases WHERE worker = $1', [worker]);
+export async function releaseWorkerLeases(db: Queryable, worker: string | string[]): Promise<void> {
+  await db.query('DELETE FROM delivery_leases WHERE worker = ANY($1::text[])', [Array.isArray(worker) ? worker : [worker]]);
+}
+
+/** Workers on this host holding shaping leases (`host:pid:random`, as message leases). */
+export async function shapingLeaseHoldersOn(db: Queryable, hostPrefix: string): Promise<string[]> {
+  const { rows } = await db.query<{ worker: string }>('SELECT DISTINCT worker FROM delivery_leases WHERE starts_with(worker, $1)', [hostPrefix]);
+  return rows.map((r) => r.worker);
 }
 
 export interface DestinationStatusRow {
