@@ -76,6 +76,13 @@ test("warm-up: day 1's cap holds per provider, the overflow waits for the next U
     assert.equal(s.nextAttemptAt, '2026-11-21T00:00:00.000Z');
   }
 
+  // The deliverability data shows the progress per provider.
+  const sources = (await app.inject({ url: '/api/v1/deliverability/sources', headers: acme.live })).json();
+  assert.deepEqual(sources.data.map((x: { name: string; warmup: unknown }) => [x.name, x.warmup]), [
+    ['a', { start: '2026-11-20', day: 1, cap: 3, sentToday: { gmail: 3, [`mx:mx.${RECIPIENT_DOMAIN}`]: 3 } }],
+    ['w', null],
+  ]);
+
   // Day 2: the three that waited go, and more up to 5 per provider.
   clock.set('2026-11-21T00:00:01.000Z');
   const more = await sendMany(4, (i) => `x${i}@${RECIPIENT_DOMAIN}`);
@@ -83,8 +90,9 @@ test("warm-up: day 1's cap holds per provider, the overflow waits for the next U
   const day2 = mx.messages.slice(start + day1.length);
   assert.equal(day2.filter((m) => m.envelope.to[0].endsWith(RECIPIENT_DOMAIN)).length, 5, 'day 2: cap 5');
   assert.equal(day2.filter((m) => m.envelope.to[0].endsWith('gmail.test')).length, 1);
-  const left = (await Promise.all(more.map((id) => statusOf(id)))).filter((s) => s.status !== 'delivered');
+  const left = (await Promise.all([...toDefault, ...more].map((id) => statusOf(id)))).filter((s) => s.status !== 'delivered');
   assert.equal(left.length, 1, '2 waiting from day 1 + 4 new to the default destination, 5 sent');
+  assert.equal(left[0].nextAttemptAt, '2026-11-22T00:00:00.000Z');
 });
 
 test('warm-up with spill (on b\'s first day): past the cap, mail leaves from the warmed source of the pool', async () => {
