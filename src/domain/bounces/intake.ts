@@ -140,14 +140,14 @@ async function applyRecipient(tx: Queryable, message: MessageRow, r: BouncedReci
   const response = r.diagnostic ?? (r.status ? `status ${r.status}` : null);
   if (type === 'hard_bounce') await suppressAddress(tx, message.account_id, email, 'hard_bounce', now, response, r.reason);
   if (type !== 'deferred') await markMessageBounced(tx, message.id, response);
-  const verdict = { reason: r.reason, side: r.side, permanent: r.permanent, dead: r.dead, status: r.status, reply: r.reply };
+  const verdict = { reason: r.reason, side: r.side, permanent: r.permanent, dead: r.dead, ourFault: r.ourFault, status: r.status, reply: r.reply };
   const [eventId] = await recordEvents(tx, [{
     accountId: message.account_id,
     messageId: message.id,
     type,
     email,
     data: {
-      response, mx: r.remoteMta, enhancedCode: r.status, action: r.action, reportingMta: read.reportingMta, source: 'bounce_mail', format: read.format,
+      response, mx: r.remoteMta, enhancedCode: r.status, action: r.action, reportingMta: read.reportingMta, source: 'bounce_mail', format: read.format, ourFault: r.ourFault,
       ...(type === 'deferred' ? {} : { bounce: bounceData(verdict, r.diagnostic, r.remoteMta ?? read.reportingMta) }),
     },
     occurredAt: now,

@@ -94,11 +94,11 @@ export function planOutcome(msg: MessageRow, result: DeliveryResult, now: Date, 
       if (next.getTime() - first.getTime() > RETRY_WINDOW_MS) {
         const last = result.verdict;
         const v: BounceVerdict = { ...last, reason: last.reason === 'undefined' ? 'expired' : last.reason, permanent: true, dead: false };
-        if (v.reason === 'expired') v.side = 'recipient';
+        if (v.reason === 'expired') Object.assign(v, { side: 'recipient', ourFault: false });
         return {
           outcome: { ...base, status: 'failed' },
           event: event('soft_bounce', {
-            code: result.code, enhancedCode: result.enhanced, reason: 'retry window of 72 hours exhausted', bounce: bounceData(v, result.response, result.mx),
+            code: result.code, enhancedCode: result.enhanced, reason: 'retry window of 72 hours exhausted', ourFault: v.ourFault, bounce: bounceData(v, result.response, result.mx),
           }),
           suppress: false,
           bounce: v,

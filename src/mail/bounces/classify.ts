@@ -1,15 +1,21 @@
 /**
  * One classification for every failure we learn about: the SMTP reply our delivery engine
  * got (src/mail/classify.ts) and each recipient of a bounce mail (./read.ts) both end here.
- * Evidence, most specific first: the providers' wording of the diagnostic (./phrases.ts),
- * then the enhanced status code (RFC 3463), then the basic reply code (RFC 5321).
+ * Evidence, in order of trust (docs/bounces.md, docs/decisions/0027-bounce-evidence.md):
  *
- * Wording comes first because status codes are used loosely: Office 365 says 5.1.10 (null
- * MX by RFC 7505) for an unknown recipient and 5.4.1 for a directory rejection, Outlook.com
- * and Yahoo put 5.7.1 / 5.1.1 in front of IP blocks, and 5.0.0 / 5.5.0 say nothing at all.
- * Nothing here throws.
+ * 1. the MTA's dialect: vendor tokens that say exactly what they mean (./phrases/dialects.ts),
+ *    and codes a family uses its own way (./dialect.ts: Office 365's 5.1.10 and 5.4.1);
+ * 2. the diagnostic's wording, family by family (./phrases/), refusals of the sender first;
+ * 3. the enhanced status code (RFC 3463), when it is specific;
+ * 4. generic wording ("mailbox unavailable", "address rejected"), marked weak in the tables;
+ * 5. the basic reply code (RFC 5321).
+ *
+ * Codes are used loosely — Office 365 says 5.1.10 (null MX by RFC 7505) for an unknown
+ * recipient, receivers put 5.1.1 or 5.0.0 in front of IP blocks and DMARC failures — so
+ * telling words beat the code, and a code beats words that tell little. Nothing here throws.
  */
-import { FALLBACK_PHRASES, REASON_PHRASES, TOKEN_PHRASES } from './phrases.js';
+import { reasonFromDialectStatus, type MtaFamily } from './dialect.js';
+import { DIALECT_TOKENS, PHRASE_FAMILIES } from './phrases/index.js';
 import { sideOf, type BounceReason, type ReasonSide } from './reasons.js';
 
 export interface BounceFacts {
@@ -21,6 +27,8 @@ export interface BounceFacts {
   diagnostic?: string | null;
   /** DSN Action (failed, delayed, delivered…), when known. */
   action?: string | null;
+  /** The family of the MTA that wrote the diagnostic (./dialect.ts): some read codes their own way. */
+  dialect?: MtaFamily | null;
 }
 
 export interface BounceVerdict {
@@ -30,6 +38,11 @@ export interface BounceVerdict {
   permanent: boolean;
   /** The address itself is gone: permanent and a dead-side reason. Only this suppresses. */
   dead: boolean;
+  /**
+   * The receiver refused *us* (our IP, authentication, message, envelope): `side` is
+   * `sender`. Never suppresses; counts toward the account's health and traffic shaping.
+   */
+  ourFault: boolean;
   /** The status the verdict used: the given one, else one read from the diagnostic. */
   status: string | null;
   reply: number | null;
@@ -61,15 +74,34 @@ function neutralise(text: string): string {
     .replace(/\s+/g, ' ');
 }
 
-/** The reason the wording gives, or null. */
-export function reasonFromText(text: string | null | undefined): BounceReason | null {
+export interface TextReason {
+  reason: BounceReason;
+  /** Generic wording: decides only when the status says nothing specific. */
+  weak: boolean;
+}
+
+/** Each family's phrases as one pattern per strength: one test per family instead of one per entry (4× faster). */
+const union = (phrases: readonly { re: RegExp }[]) => (phrases.length === 0 ? null : new RegExp(phrases.map((p) => `(?:${p.re.source})`).join('|'), 'i'));
+const COMPILED = PHRASE_FAMILIES.map((f) => ({
+  reason: f.reason,
+  strong: union(f.phrases.filter((p) => !p.weak)),
+  weak: union(f.phrases.filter((p) => p.weak)),
+}));
+
+/** What the wording says: the first dialect token, else the first strong family phrase, else the first weak one. */
+export function readWording(text: string | null | undefined): TextReason | null {
   if (!text) return null;
   const capped = text.length > 8000 ? text.slice(0, 8000) : text;
-  for (const [reason, re] of TOKEN_PHRASES) if (re.test(capped)) return reason;
+  for (const token of DIALECT_TOKENS) if (token.re.test(capped)) return { reason: token.reason, weak: false };
   const plain = neutralise(capped);
-  for (const [reason, re] of REASON_PHRASES) if (re.test(plain)) return reason;
-  for (const [reason, re] of FALLBACK_PHRASES) if (re.test(plain)) return reason;
+  for (const family of COMPILED) if (family.strong?.test(plain)) return { reason: family.reason, weak: false };
+  for (const family of COMPILED) if (family.weak?.test(plain)) return { reason: family.reason, weak: true };
   return null;
+}
+
+/** The reason the wording gives, or null (weak wording included). */
+export function reasonFromText(text: string | null | undefined): BounceReason | null {
+  return readWording(text)?.reason ?? null;
 }
 
 /** RFC 3463 subject.detail → reason. Codes that carry no information (x.0.0) map to nothing. */
@@ -113,18 +145,35 @@ function reasonFromReply(reply: number | null): BounceReason | null {
 const TEMPORARY_ACTIONS = new Set(['delayed']);
 const DELIVERED_ACTIONS = new Set(['delivered', 'relayed', 'expanded']);
 
+/**
+ * A status specific enough to beat generic wording: a detail other than 0 ("other or
+ * undefined"), or the security/policy subject (x.7.x), which is never about a missing mailbox.
+ */
+function isSpecific(status: string): boolean {
+  const [, subject, detail] = status.split('.');
+  return detail !== '0' || subject === '7';
+}
+
+/** x.4.7: the reporting MTA's own queue gave up; whatever it last heard was temporary. */
+const EXPIRED_STATUS = /^[45]\.4\.7$/;
+
+function reasonOf(wording: TextReason | null, status: string | null, reply: number | null, dialect: MtaFamily | null): BounceReason {
+  const fromStatus = reasonFromDialectStatus(dialect, status) ?? (status && !/^\d\.0\.0$/.test(status) ? reasonFromStatus(status) : null);
+  if (wording && !wording.weak) {
+    return EXPIRED_STATUS.test(status ?? '') && sideOf(wording.reason) === 'dead' ? 'expired' : wording.reason;
+  }
+  if (wording && status && fromStatus && isSpecific(status)) return fromStatus;
+  // x.0.0 says nothing; the reply code may (552 → storage).
+  return wording?.reason ?? fromStatus ?? reasonFromReply(reply) ?? 'undefined';
+}
+
 export function classifyBounce(facts: BounceFacts): BounceVerdict {
   const diagnostic = facts.diagnostic ?? null;
   const reply = facts.reply ?? findReplyCode(diagnostic);
   const status = normaliseStatus(facts.status) ?? findEnhancedStatus(diagnostic);
   const action = facts.action?.toLowerCase() ?? null;
   const cls = status ? status[0] : reply ? String(reply)[0] : null;
-  let reason =
-    reasonFromText(diagnostic) ??
-    // x.0.0 says nothing; the reply code may (552 → storage).
-    (status && !/^\d\.0\.0$/.test(status) ? reasonFromStatus(status) : null) ??
-    reasonFromReply(reply) ??
-    'undefined';
+  let reason = reasonOf(readWording(diagnostic), status, reply, facts.dialect ?? null);
   // Retried until the sender's queue gave up: the reason is the last error, or "expired".
   if (reason === 'undefined' && action === 'failed' && cls === '4') reason = 'expired';
   const settled = action !== null && (TEMPORARY_ACTIONS.has(action) || DELIVERED_ACTIONS.has(action));
@@ -132,7 +181,7 @@ export function classifyBounce(facts: BounceFacts): BounceVerdict {
   const side = sideOf(reason);
   // A dead address needs a permanent answer of the 5 class (or a failure that said no class at all).
   const dead = side === 'dead' && permanent && cls !== '4';
-  return { reason, side, permanent, dead, status, reply };
+  return { reason, side, permanent, dead, ourFault: side === 'sender', status, reply };
 }
 
 function normaliseStatus(status: string | null | undefined): string | null {
