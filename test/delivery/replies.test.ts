@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import { basicEmail, startMailEnv } from '../helpers/mail-env.js';
 import { startSmtpMx, type MxRule } from '../helpers/smtp-mx.js';
+import { deliveryStatus } from '../../src/delivery/status.js';
 
 /**
  * Throttle and greylisting replies through the engine, on a clock the test moves: the relay
@@ -35,6 +36,14 @@ test('relay: 454 Throttling failure defers the message (never a bounce), suspend
   clock.advance(5_000);
   assert.equal(await env.deliverAll(), 0);
   assert.equal((await statusOf(second)).status, 'queued');
+  // The suspension is visible in the status and the metrics.
+  const [relayStatus] = (await deliveryStatus(env.pool, env.config.deliveryPolicy, clock.now())).filter((d) => d.name === 'relay');
+  assert.equal(relayStatus.suspendedUntil, new Date(clock.now().getTime() + 5_000).toISOString());
+  assert.match(relayStatus.lastThrottleReply!, /^454 Throttling failure/);
+  assert.equal(relayStatus.rateFactor, 0.5);
+  const metrics = (await env.app.inject({ url: '/metrics' })).body;
+  assert.match(metrics, /postline_delivery_suspended_until_seconds\{destination="relay",provider="relay",source=""\} \d+/);
+  assert.match(metrics, /postline_delivery_max_connections\{destination="relay",provider="relay",source=""\} 10/);
   rule = 'accept';
   clock.advance(5_000);
   await env.engine.shaping.refreshShared();

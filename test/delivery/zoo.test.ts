@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { basicEmail, startMailEnv } from '../helpers/mail-env.js';
 import { peakInWindow, startZoo } from '../helpers/receiver-zoo.js';
+import { runCli } from '../helpers/cli.js';
 
 /**
  * Two real worker processes against a zoo of receivers, each one behaviour, under a test
@@ -131,6 +132,17 @@ test('receiver zoo, two workers: limits hold at every receiver, throttling and g
   assert.deepEqual(reasons.rows.filter((r) => r.to_domain === 'grey.example'), [{ to_domain: 'grey.example', reason: 'greylisted', n: COUNTS.grey }]);
   assert.ok(reasons.rows.some((r) => r.to_domain === 'throttled.example' && r.reason === 'throttled'));
   assert.ok(reasons.rows.every((r) => r.reason !== 'backoff'), JSON.stringify(reasons.rows));
-  const shaping = await env.pool.query(`SELECT last_throttle_reply FROM delivery_shaping WHERE destination = 'throttled'`);
-  assert.match(shaping.rows[0].last_throttle_reply, /TSS04/);
+  // `postline delivery status --json` shows every destination with its limits and the throttle.
+  const cli = await runCli(['delivery', 'status', '--json'], {
+    DATABASE_URL: env.dbUrl, POSTLINE_DATA_DIR: mkdtempSync(join(tmpdir(), 'postline-zoo-cli-')), POSTLINE_SECRET: env.config.secret,
+    POSTLINE_FBL_SECRET: 'fbl_test-secret-0123456789', POSTLINE_DELIVERY_POLICY: policyPath, LOG_LEVEL: 'silent',
+  });
+  assert.equal(cli.code, 0, cli.stderr);
+  const status = JSON.parse(cli.stdout) as { name: string; limits: Record<string, unknown>; lastThrottleReply: string | null; sentLastMinute: number; connections: number }[];
+  const byName = new Map(status.map((d) => [d.name, d]));
+  assert.deepEqual(byName.get('conncap')!.limits, { maxConnections: 2, messagesPerMinute: null, messagesPerConnection: 5 });
+  assert.deepEqual(byName.get('ratecap')!.limits, { maxConnections: 3, messagesPerMinute: 300, messagesPerConnection: 100 });
+  assert.match(byName.get('throttled')!.lastThrottleReply!, /TSS04/);
+  assert.ok(byName.has('mx:mx1.fast.zoo.test'), [...byName.keys()].join());
+  assert.ok(byName.get('ratecap')!.sentLastMinute >= 25, JSON.stringify(byName.get('ratecap')));
 });
