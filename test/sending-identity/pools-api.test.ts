@@ -162,3 +162,17 @@ describe('forward-confirmed reverse DNS of the sources', () => {
     assert.deepEqual(mine.data.map((s: { name: string }) => s.name), ['tx1', 'own1']);
   });
 });
+
+test('postline delivery sources --json: every source with its pools, DNS check and warm-up', async () => {
+  const res = await runCli(['delivery', 'sources', '--json'], cliEnv);
+  assert.equal(res.code, 0, res.stderr);
+  const { sources } = JSON.parse(res.stdout);
+  assert.deepEqual(sources.map((s: { name: string; address: string; pools: string[]; warmup: unknown }) => [s.name, s.address, s.pools, s.warmup]), [
+    ['tx1', '127.0.0.71', ['transactional'], null],
+    ['bulk1', '127.0.0.72', ['broadcast'], null],
+    ['own1', '127.0.0.73', ['acme'], null],
+  ]);
+  assert.equal(sources[1].dns.ok, false);
+  const readable = await runCli(['delivery', 'sources'], cliEnv);
+  assert.match(readable.stdout, /source bulk1: forward-confirmed reverse DNS fails/);
+});

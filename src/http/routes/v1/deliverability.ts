@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requireAccount } from '../../../domain/accounts.js';
-import { listSourceChecks } from '../../../db/queries/source-checks.js';
 import { poolFor, STREAMS } from '../../../delivery/sources/identity.js';
-import { warmupProgress } from '../../../delivery/sources/status.js';
+import { sourcesStatus } from '../../../delivery/sources/status.js';
 
 const DnsCheck = Type.Object({
   ok: Type.Boolean({ description: 'The EHLO name resolves to the address and the address\'s PTR record names the EHLO name' }),
@@ -56,20 +55,16 @@ export async function deliverabilityRoutes(app: FastifyInstance): Promise<void> 
     const identity = app.deps.config.deliveryPolicy.identity;
     const account = await requireAccount(app.deps.pool, request.auth.accountId);
     const pools = { transactional: poolFor(identity, 'transactional', account.pools.transactional), broadcast: poolFor(identity, 'broadcast', account.pools.broadcast) };
-    const mine = [...new Set(STREAMS.map((s) => pools[s]))];
-    const checks = new Map((await listSourceChecks(app.deps.pool)).map((c) => [c.name, c]));
-    const warmup = await warmupProgress(app.deps.pool, identity, app.deps.clock.now());
-    const data = identity.sources
-      .map((s) => ({ source: s, in: mine.filter((p) => identity.pools[p]?.includes(s.name)) }))
-      .filter((x) => x.in.length > 0)
-      .map(({ source, in: inPools }) => {
-        const c = checks.get(source.name);
-        // A check of an older policy's source of the same name but another address does not count.
-        const dns = c && c.address === source.address && c.ehlo === source.ehlo
-          ? { ok: c.ok, forward: c.forward, reverse: c.reverse, warning: c.warning, checkedAt: c.checkedAt.toISOString() }
-          : null;
-        return { name: source.name, address: source.address, ehlo: source.ehlo, pools: inPools, dns, warmup: warmup.get(source.name) ?? null };
-      });
+    const mine = new Set(STREAMS.map((s) => pools[s]));
+    const all = await sourcesStatus(app.deps.pool, identity, app.deps.clock.now());
+    // Only the pools this account uses: another tenant's dedicated addresses are not its business.
+    const data = all
+      .map((s) => ({ ...s, pools: s.pools.filter((p) => mine.has(p)) }))
+      .filter((s) => s.pools.length > 0)
+      .map(({ name, address, ehlo, pools: inPools, dns, warmup }) => ({
+        name, address, ehlo, pools: inPools, warmup,
+        dns: dns ? { ok: dns.ok, forward: dns.forward, reverse: dns.reverse, warning: dns.warning, checkedAt: dns.checkedAt } : null,
+      }));
     return { pools, data };
   });
 }
