@@ -6,7 +6,7 @@ import { loadPolicy, PolicyError, type DeliveryPolicy } from './delivery/policy.
 export type DeliveryMode = 'mx' | 'relay' | 'capture';
 export type Role = 'all' | 'api' | 'worker';
 
-/** The whole environment of DESIGN.md §3, read once and validated. */
+/** The whole environment of docs/architecture.md#configuration, read once and validated. */
 export interface Config {
   port: number;
   host: string;

@@ -9,7 +9,7 @@ import { planOutcome, type DeferralCause, type PlannedOutcome } from '../domain/
 import { bounceDomainFor, loadSigningKeys } from '../domain/domains/domains.js';
 import { recordEvents } from '../domain/events.js';
 import { buildMessage, type BuiltMessage, type SigningInfo } from '../domain/sending/message-build.js';
-import { suppressAddress } from '../domain/address-status.js';
+import { suppressAddress } from '../domain/audience/address-status.js';
 import { countsTowardPersistence, suppressIfPersistentlySoft } from '../domain/bounces/persistent.js';
 import { TrackingLinks } from '../domain/tracking/links.js';
 import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';

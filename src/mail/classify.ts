@@ -1,7 +1,7 @@
 /**
  * Every outcome of a delivery attempt becomes one DeliveryResult value (as Postal's sender
  * does): delivered, deferred (retry on the backoff schedule) or hard_bounce (a permanent
- * failure: stop). Each failure carries the bounce verdict of ./bounces/classify.ts — the
+ * failure: stop). Each failure carries the bounce verdict of ./bounces/verdict.ts — the
  * same classification bounce mails get — and only a dead address is suppressed
  * (docs/bounces.md). Nothing here throws.
  *
@@ -11,7 +11,7 @@
  * - A relay rejecting our credentials (EAUTH, 535) is our configuration → deferred, never a bounce.
  * - NXDOMAIN, null MX (RFC 7505) and "no MX and no address" are permanent answers → hard_bounce.
  */
-import { classifyBounce, type BounceVerdict } from './bounces/classify.js';
+import { classifyBounce, type BounceVerdict } from './bounces/verdict.js';
 import { hostFamily } from './bounces/dialect.js';
 import { sideOf, type BounceReason } from './bounces/reasons.js';
 import type { MxFailure } from './dns.js';

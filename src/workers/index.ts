@@ -1,7 +1,4 @@
-import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Pool } from '../db/pool.js';
+import type { WorkerDeps } from './deps.js';
 import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';
 import { runPendingImports } from '../domain/audience/imports.js';
@@ -18,12 +15,7 @@ import { requireAccount } from '../domain/accounts.js';
 import { sendDueTlsReports } from '../domain/tls-report-sending.js';
 import { createMailDns } from '../mail/dns.js';
 
-export interface WorkerDeps {
-  config: Config;
-  pool: Pool;
-  clock: Clock;
-  log: Logger;
-}
+export type { WorkerDeps } from './deps.js';
 
 export interface Workers {
   stop(): Promise<void>;

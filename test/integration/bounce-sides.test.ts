@@ -5,7 +5,7 @@ import nodemailer from 'nodemailer';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.js';
 import { startSmtpListener } from '../../src/inbound/smtp-listener.js';
-import { HEALTH_RULES } from '../../src/domain/account-health.js';
+import { HEALTH_RULES } from '../../src/domain/stats/account-health.js';
 import { createTestAccount } from '../helpers/app.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 import { aboutMessage, emailOf, sendReal, type SentMessage } from '../inbound/env.js';

@@ -6,7 +6,7 @@ import {
   classifySmtpReply,
   parseRetryAfterSeconds,
 } from '../../src/mail/classify.js';
-import { classifyBounce } from '../../src/mail/bounces/classify.js';
+import { classifyBounce } from '../../src/mail/bounces/verdict.js';
 import { DIALECT_TOKENS, PHRASE_FAMILIES } from '../../src/mail/bounces/phrases/index.js';
 
 const MX = 'mx.example.org';

@@ -6,14 +6,14 @@ import type { MessageRow } from '../../db/queries/messages.js';
 import { newId } from '../../ids.js';
 import { readReturnedMail, type BouncedRecipient, type ReturnedMail } from '../../mail/bounces/read.js';
 import { decodeVerp } from '../../mail/verp.js';
-import { suppressAddress } from '../address-status.js';
-import { processArf, type ArfOutcome } from '../complaints.js';
+import { suppressAddress } from '../audience/address-status.js';
+import { processArf, type ArfOutcome } from './complaints.js';
 import { bounceData } from '../sending/delivery-outcome.js';
 import { recordEvents, type NewEvent } from '../events.js';
 import { countsTowardPersistence, suppressIfPersistentlySoft } from './persistent.js';
 
 /**
- * Mail coming back to the addresses we send from (DESIGN.md §10, docs/complaints-and-bounces.md):
+ * Mail coming back to the addresses we send from (docs/architecture.md#complaints-and-bounces-coming-back, docs/complaints-and-bounces.md):
  * VERP return paths receive DSNs (asynchronous bounces) and the List-Unsubscribe mailto;
  * fbl@ receives ARF complaints. The VERP address, signed, says which message; the DSN only
  * says what happened to it.

@@ -1,7 +1,7 @@
 import { selectSoftBounceRun, selectSuspendedRun } from '../../db/queries/bounces.js';
 import type { Queryable } from '../../db/pool.js';
-import type { BounceVerdict } from '../../mail/bounces/classify.js';
-import { suppressAddress } from '../address-status.js';
+import type { BounceVerdict } from '../../mail/bounces/verdict.js';
+import { suppressAddress } from '../audience/address-status.js';
 
 /**
  * The 30-day rule (docs/bounces.md). A recipient-side soft bounce never suppresses on its

@@ -1,6 +1,6 @@
 import type { MessageRow } from '../../db/queries/messages.js';
 import type { DeliveryResult } from '../../mail/classify.js';
-import type { BounceVerdict } from '../../mail/bounces/classify.js';
+import type { BounceVerdict } from '../../mail/bounces/verdict.js';
 import type { MessageOutcome } from '../../queue/messages.js';
 import type { NewEvent } from '../events.js';
 

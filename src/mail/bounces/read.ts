@@ -12,7 +12,7 @@
  */
 import { simpleParser, type ParsedMail, type SimpleParserOptions } from 'mailparser';
 import { bareAddress, field, mtaName, normalizeMessageId, parseFieldBlocks, readOriginalHeaders, ORIGINAL_MESSAGE_TYPES, type FieldBlock } from '../dsn.js';
-import { classifyBounce, reasonFromText, type BounceVerdict } from './classify.js';
+import { classifyBounce, reasonFromText, type BounceVerdict } from './verdict.js';
 import { diagnosticDialect, reporterFamily, type MtaFamily } from './dialect.js';
 import type { BounceReason, ReasonSide } from './reasons.js';
 import { readSignals, type MailSignals } from './signals.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyBounce, findEnhancedStatus, findReplyCode } from '../../../src/mail/bounces/classify.js';
+import { classifyBounce, findEnhancedStatus, findReplyCode } from '../../../src/mail/bounces/verdict.js';
 import { classifySmtpReply } from '../../../src/mail/classify.js';
 import { BOUNCE_REASONS, sideOf, type BounceReason } from '../../../src/mail/bounces/reasons.js';
 

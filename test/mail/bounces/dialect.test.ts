@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyBounce } from '../../../src/mail/bounces/classify.js';
+import { classifyBounce } from '../../../src/mail/bounces/verdict.js';
 import { DIALECT_STATUS, HOST_FAMILIES, REPORTER_FINGERPRINTS, diagnosticDialect, hostFamily, reporterFamily } from '../../../src/mail/bounces/dialect.js';
 import { classifySmtpReply } from '../../../src/mail/classify.js';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyBounce, readWording } from '../../../src/mail/bounces/classify.js';
+import { classifyBounce, readWording } from '../../../src/mail/bounces/verdict.js';
 import { DIALECT_TOKENS, PHRASE_FAMILIES } from '../../../src/mail/bounces/phrases/index.js';
 import { sideOf } from '../../../src/mail/bounces/reasons.js';
 

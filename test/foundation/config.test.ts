@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'postline-cfg-'));
 
-test('config: defaults follow DESIGN.md §3', () => {
+test('config: defaults follow docs/architecture.md#configuration', () => {
   const c = loadConfig({ POSTLINE_DATA_DIR: dir() });
   assert.equal(c.port, 3000);
   assert.equal(c.host, '0.0.0.0');

@@ -1,14 +1,14 @@
-import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
-import { insertFblReport, lockMessage, messageHasEvent } from '../db/queries/inbound.js';
-import { getMessageById, latestMessageTo, type MessageRow } from '../db/queries/messages.js';
-import { newId } from '../ids.js';
-import { parseArf, type ArfFailureReason, type ArfReport } from '../mail/arf.js';
-import { decodeVerp } from '../mail/verp.js';
-import { suppressAddress } from './address-status.js';
-import { recordEvents } from './events.js';
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { insertFblReport, lockMessage, messageHasEvent } from '../../db/queries/inbound.js';
+import { getMessageById, latestMessageTo, type MessageRow } from '../../db/queries/messages.js';
+import { newId } from '../../ids.js';
+import { parseArf, type ArfFailureReason, type ArfReport } from '../../mail/arf.js';
+import { decodeVerp } from '../../mail/verp.js';
+import { suppressAddress } from '../audience/address-status.js';
+import { recordEvents } from '../events.js';
 
 /**
- * Complaint intake (DESIGN.md §10, docs/complaints-and-bounces.md): an ARF report (RFC 5965),
+ * Complaint intake (docs/architecture.md#complaints-and-bounces-coming-back, docs/complaints-and-bounces.md): an ARF report (RFC 5965),
  * from POST /api/fbl/inbound or mail to fbl@, is matched to the message complained about and
  * turns into a suppression (reason complaint) and a `spam` event, in one transaction with the
  * stored report. Every report is stored, matched or not, parseable or not.
@@ -67,7 +67,7 @@ interface Match {
   by: MatchedBy;
 }
 
-/** DESIGN.md §10: the original's Message-ID, else (our addition) a signed VERP return path, else the address. */
+/** docs/architecture.md#complaints-and-bounces-coming-back: the original's Message-ID, else (our addition) a signed VERP return path, else the address. */
 async function findMessage(db: Queryable, report: ArfReport, opts: Required<ArfOptions>): Promise<Match | null> {
   const byId = ourMessageId(report.originalMessageId);
   const message = byId ? await getMessageById(db, byId) : null;

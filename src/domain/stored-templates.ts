@@ -199,7 +199,7 @@ export function compileStoredTemplate(t: StoredTemplate): CompiledTemplate {
 
 /**
  * For POST /emails: the account's template parsed and ready to render. An unknown id (or
- * another account's) is `template_error` "unknown template", as DESIGN.md §5 lists it, not
+ * another account's) is `template_error` "unknown template", as docs/architecture.md#api-conventions lists it, not
  * not_found: the request is fine, the template reference in it is not.
  */
 export async function requireTemplateForSend(db: Queryable, accountId: string, id: string): Promise<CompiledTemplate> {

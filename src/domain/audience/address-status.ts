@@ -1,7 +1,7 @@
-import type { Queryable } from '../db/pool.js';
-import { exitRunsOnUnsubscribe, fireBuiltInEvent } from './automations/trigger.js';
-import { applySuppressionToSubscribers, reactivateSubscribers } from './audience/subscribers.js';
-import { suppress, suppressMany, unsuppress, type SuppressionEntry, type SuppressionReason } from './suppression.js';
+import type { Queryable } from '../../db/pool.js';
+import { exitRunsOnUnsubscribe, fireBuiltInEvent } from '../automations/trigger.js';
+import { applySuppressionToSubscribers, reactivateSubscribers } from './subscribers.js';
+import { suppress, suppressMany, unsuppress, type SuppressionEntry, type SuppressionReason } from '../suppression.js';
 
 /**
  * The one place an address's standing changes for an account. Hard bounces, complaints,

@@ -1,10 +1,10 @@
 import pg from 'pg';
-import type { Queryable } from '../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
 import {
   selectDailyCounters, selectHealthRow, selectSenderSideBounces, setHealthAcknowledged, upsertHealth, type HealthRow,
-} from '../db/queries/stats.js';
-import { AppError } from '../errors.js';
-import { addCounters, ratio, ZERO_COUNTS } from './stats/counters.js';
+} from '../../db/queries/stats.js';
+import { AppError } from '../../errors.js';
+import { addCounters, ratio, ZERO_COUNTS } from './counters.js';
 
 /**
  * The account's sending health — ONE definition behind both views of it (docs/stats.md#health):
