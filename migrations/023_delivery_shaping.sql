@@ -117,7 +117,9 @@ BEGIN
         got := greatest(0, least(p_want_tokens, floor(t)::integer));
         t := t - got;
         s.tokens := t;
-        s.tokens_at := p_now;
+        -- A call that waited for the lock may carry an earlier time than the last one: the
+        -- bucket's time never goes back (it would refill the same interval twice).
+        s.tokens_at := greatest(p_now, s.tokens_at);
         IF got < p_want_tokens THEN retry := ceil((1 - (t - floor(t))) / r * 1000); END IF;
       END IF;
       IF p_per_day IS NOT NULL THEN

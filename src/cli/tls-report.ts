@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { parseReportDay, parseReportDomain, previousUtcDay, tlsReportFor } from '../domain/tls-reports.js';
 import { output, withDatabase } from './context.js';
-import { sendTlsReport } from '../domain/tls-report-sending.js';
+import { sendTlsReport } from '../delivery/tls-reports/send.js';
 import { createMailDns } from '../mail/dns.js';
 
 export function registerTlsReportCommands(program: Command): void {

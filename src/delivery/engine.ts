@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import type { MessageRow } from '../db/queries/messages.js';
-import { planOutcome, type DeferralCause, type PlannedOutcome } from '../domain/sending/delivery-outcome.js';
+import { planOutcome, type DeferralCause, type PlannedOutcome } from './outcome.js';
 import { bounceDomainFor, loadSigningKeys } from '../domain/domains/domains.js';
 import { recordEvents } from '../domain/events.js';
 import { buildMessage, type BuiltMessage, type SigningInfo } from '../domain/sending/message-build.js';
@@ -16,7 +16,7 @@ import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/cl
 import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
 import { deriveKey } from '../mail/keyring.js';
 import { SmtpSender } from '../mail/smtp.js';
-import { claimDueMessages, completeMessages, leaseHoldersOn, releaseClaims, releaseLeasesOf } from '../queue/messages.js';
+import { claimDueMessages, completeMessages, leaseHoldersOn, releaseClaims, releaseLeasesOf } from './queue.js';
 import { destinationFor, relayDestination, type Destination } from './policy.js';
 import { readReply } from './replies.js';
 import { Shaping, type Gate } from './shaping.js';
@@ -24,7 +24,6 @@ import { releaseWorkerLeases, shapingLeaseHoldersOn } from '../db/queries/shapin
 import { GroupCommit } from '../db/group-commit.js';
 import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
-import { CampaignRenderer } from '../domain/campaigns/content.js';
 import { settleStrayDeferrals } from '../db/queries/campaigns/campaigns.js';
 import { recordMessageSources } from '../db/queries/messages.js';
 import { databaseStsPolicyStore } from '../db/queries/mta-sts-policies.js';
@@ -44,6 +43,16 @@ export interface DeliveryDeps {
   dns?: MailDns;
   /** CA certificates trusted besides Node's roots for MTA-STS (policy hosts, verified MX sessions): tests' own CA. Production uses NODE_EXTRA_CA_CERTS. */
   extraCa?: string[];
+  /** Where content that is not stored with the message comes from (campaigns plug their renderer in here). */
+  content: (links: TrackingLinks) => ContentSource;
+}
+
+/**
+ * The one thing delivery asks of campaigns: a message row with its content filled in. Campaign
+ * messages carry merge data, not content; other rows come back unchanged.
+ */
+export interface ContentSource {
+  render(msg: MessageRow, domain: string, trackingHost: string | null): Promise<MessageRow>;
 }
 
 export interface DeliveryOptions {
@@ -108,12 +117,15 @@ export class DeliveryEngine {
   /** Per-destination limits shared with every worker (./shaping.ts). */
   readonly shaping: Shaping;
   private sharedAt = 0;
+  /** A destination has room again (see refill); and the loop's wake-up, from the last refill. */
+  private gateRoom = false;
+  private wake: (() => void) | null = null;
   private readonly links: TrackingLinks;
   private readonly verpKey: Buffer;
   private readonly dns: MailDns;
   private readonly sender: SmtpSender;
   private readonly signing = new Map<string, { info: SigningInfo; at: number }>();
-  private readonly campaigns: CampaignRenderer;
+  private readonly content: ContentSource;
   /** Which source address each message leaves from (./sources/picker.ts). */
   private readonly sources: SourcePicker;
   /** Recipient domains' MTA-STS policies, cached for every worker (mail/mta-sts/). */
@@ -129,7 +141,7 @@ export class DeliveryEngine {
     private readonly opts: DeliveryOptions = DEFAULT_DELIVERY_OPTIONS,
   ) {
     this.links = new TrackingLinks(deps.config);
-    this.campaigns = new CampaignRenderer(deps.pool, this.links);
+    this.content = deps.content(this.links);
     this.verpKey = deriveKey(deps.config.secret, 'verp');
     this.dns = deps.dns ?? createMailDns({ servers: deps.config.dnsServers, clock: deps.clock });
     this.sender = new SmtpSender({ heloName: new URL(deps.config.baseUrl).hostname, maxConnectionsPerHost: opts.maxConnectionsPerHost, extraCa: deps.extraCa });
@@ -188,7 +200,11 @@ export class DeliveryEngine {
       await this.releaseDeadLeases();
     }
     const room = this.opts.batchSize - this.inFlight.size;
-    if (room < Math.ceil(this.opts.batchSize / 2)) return 0;
+    // A destination whose queue here fell to half its cap claims at once, whatever the batch's room.
+    const gateRoom = this.gateRoom;
+    this.gateRoom = false;
+    this.wake = onRoom;
+    if (room < Math.ceil(this.opts.batchSize / 2) && !(gateRoom && room > 0)) return 0;
     const claimed = await this.claim(room);
     const lowWater = Math.floor(this.opts.batchSize / 2);
     for (const m of claimed) {
@@ -267,7 +283,7 @@ export class DeliveryEngine {
   async build(msg: MessageRow, now: Date): Promise<BuiltMessage> {
     const signing = await this.signingFor(msg);
     // Campaign messages carry merge data, not content: rendered here from the campaign's one copy.
-    const content = await this.campaigns.render(msg, signing.domain, signing.trackingHost);
+    const content = await this.content.render(msg, signing.domain, signing.trackingHost);
     return buildMessage(content, signing, this.links, { bounceDomain: bounceDomainFor(signing.domain), verpKey: this.verpKey, now });
   }
 
@@ -342,6 +358,11 @@ export class DeliveryEngine {
       return { ...planned, ...(source ? { source } : {}), ...(tls.length ? { tls: tls.map((t) => ({ ...t, domain: msg.to_domain })) } : {}) };
     } finally {
       gate.pending--;
+      // The claim left this destination alone while it was full: wake it when there is room again.
+      if (gate.pending === Math.floor(gate.cap / 2)) {
+        this.gateRoom = true;
+        this.wake?.();
+      }
     }
   }
 

@@ -43,13 +43,14 @@ const IDLE_MS = 300;
 /**
  * The rate a bucket is refilled at, so that any sliding 60 seconds holds at most
  * `messagesPerMinute`: a full bucket (burst) plus the refill over 60 s plus the lifetime of a
- * granted token stays within the limit.
+ * granted token (and a second's margin for the send to follow it) stays within the limit.
  */
 export function bucketOf(p: Pick<ProviderPolicy, 'messagesPerMinute'>): { rate: number | null; burst: number } {
   const n = p.messagesPerMinute;
   if (n === null) return { rate: null, burst: 0 };
   const burst = Math.max(1, Math.floor((n * BURST_SECONDS) / 60));
-  return { rate: Math.max(n - burst, 1) / (60 + TOKEN_LIFETIME_MS / 1000), burst };
+  // One second more than the token's lifetime: a send may trail its token by a connection set-up.
+  return { rate: Math.max(n - burst, 1) / (60 + TOKEN_LIFETIME_MS / 1000 + 1), burst };
 }
 
 /**

@@ -3,6 +3,7 @@ import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';
 import { runPendingImports } from '../domain/audience/imports.js';
 import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from '../delivery/engine.js';
+import { CampaignRenderer } from '../domain/campaigns/content.js';
 import { Notifications } from './notifications.js';
 import { startWebhookDispatcher } from './webhooks.js';
 import { startAutomationLoops } from './automations.js';
@@ -12,7 +13,7 @@ import { withTransaction } from '../db/pool.js';
 import { notifySoon } from '../db/notify.js';
 import { runCampaignStep } from '../domain/campaigns/runner.js';
 import { requireAccount } from '../domain/accounts.js';
-import { sendDueTlsReports } from '../domain/tls-report-sending.js';
+import { sendDueTlsReports } from '../delivery/tls-reports/send.js';
 import { createMailDns } from '../mail/dns.js';
 
 export type { WorkerDeps } from './deps.js';
@@ -26,7 +27,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const onError = (name: string, err: unknown) => deps.log.error({ err, loop: name }, 'background loop failed; retrying');
   const notifications = new Notifications(deps.pool);
   const links = new TrackingLinks(deps.config);
-  const delivery = new DeliveryEngine(deps, {
+  const delivery = new DeliveryEngine({ ...deps, content: (links) => new CampaignRenderer(deps.pool, links) }, {
     ...DEFAULT_DELIVERY_OPTIONS,
     batchSize: deps.config.deliveryConcurrency,
     maxConnectionsPerHost: deps.config.mxConnectionsPerHost,

@@ -18,8 +18,9 @@ export interface ZooBehaviour {
   rate?: { n: number; windowMs: number };
   /** Answer 451 4.7.1 Greylisted to each recipient's first attempt. */
   greylist?: boolean;
-  /** From the first message on, answer 421 4.7.0 [TSS04] for this long, then accept. */
+  /** From the first message on (or `throttleAfterMs` after it), answer 421 4.7.0 [TSS04] for this long, then accept. */
   throttleForMs?: number;
+  throttleAfterMs?: number;
 }
 
 export interface ZooMx {
@@ -71,8 +72,8 @@ function startOne(address: string, port: number, b: ZooBehaviour): Promise<{ mx:
       const now = Date.now();
       const to = addr.address.toLowerCase();
       if (b.throttleForMs !== undefined) {
-        throttleStart ??= now;
-        if (now - throttleStart < b.throttleForMs) {
+        throttleStart ??= now + (b.throttleAfterMs ?? 0);
+        if (now >= throttleStart && now - throttleStart < b.throttleForMs) {
           mx.refusals.push({ reply: '421 TSS04', at: now });
           return callback(reply(421, '4.7.0 [TSS04] Messages from 127.0.0.1 temporarily deferred due to unexpected volume or user complaints'));
         }

@@ -16,6 +16,7 @@ import { ManualClock } from '../../src/clock.js';
 import { DeliveryEngine, DEFAULT_DELIVERY_OPTIONS } from '../../src/delivery/engine.js';
 import { setAccountPool } from '../../src/domain/accounts.js';
 import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
+import { CampaignRenderer } from '../../src/domain/campaigns/content.js';
 import { tlsReportFor } from '../../src/domain/tls-reports.js';
 import { createTestAccount } from '../helpers/app.js';
 import { createVerifiedDomain } from '../helpers/domains.js';
@@ -66,7 +67,7 @@ const tlsMx = await startSmtpMx({ address: '127.0.0.112', port: mx.port, tls: ca
 const otherNameMx = await startSmtpMx({ address: '127.0.0.113', port: mx.port, tls: ca.issue(['mx.elsewhere.test']) });
 after(() => Promise.all([plainMx.close(), tlsMx.close(), otherNameMx.close()]));
 
-const engine = new DeliveryEngine({ pool, config, clock, log: pino({ level: 'silent' }), extraCa: [ca.cert] }, DEFAULT_DELIVERY_OPTIONS);
+const engine = new DeliveryEngine({ pool, config, clock, log: pino({ level: 'silent' }), extraCa: [ca.cert], content: (links) => new CampaignRenderer(pool, links) }, DEFAULT_DELIVERY_OPTIONS);
 after(() => engine.close());
 async function deliverAll(): Promise<void> {
   while ((await engine.runOnce()) > 0) { /* until nothing is due */ }
@@ -109,7 +110,7 @@ test('campaign mail leaves from the broadcast source', async () => {
 test('an account assigned its own pool sends only from that pool; other accounts keep theirs', async () => {
   const other = await createTestAccount(pool, 'Dedicated Co');
   await createVerifiedDomain(pool, other.accountId, 'dedicated.test', config.secret);
-  await setAccountPool(pool, config.deliveryPolicy.identity, other.accountId, 'dedicated');
+  await setAccountPool(pool, Object.keys(config.deliveryPolicy.identity.pools), other.accountId, 'dedicated');
   const start = mx.messages.length;
   for (let i = 0; i < 3; i++) {
     const r = await env.send(basicEmail({ to: `d${i}@${RECIPIENT_DOMAIN}`, from: { email: 'hi@dedicated.test' } }), other.live);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { createMailDns } from '../../src/mail/dns.js';
-import { checkSourceDns } from '../../src/delivery/sources/fcrdns.js';
+import { checkSourceDns } from '../../src/mail/fcrdns.js';
 import { checkSourcesAtStart } from '../../src/delivery/sources/check-at-start.js';
 import { setAccountPool } from '../../src/domain/accounts.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
@@ -83,7 +83,7 @@ describe('pools per account', () => {
   test('a pool removed from the policy: the account falls back to the stream pool', async () => {
     await pool.query('UPDATE accounts SET pool_broadcast = $2 WHERE id = $1', [acme.accountId, 'retired']);
     assert.equal((await me()).pools.broadcast, 'broadcast');
-    await setAccountPool(pool, config.deliveryPolicy.identity, acme.accountId, 'default');
+    await setAccountPool(pool, Object.keys(config.deliveryPolicy.identity.pools), acme.accountId, 'default');
   });
 });
 
@@ -157,7 +157,7 @@ describe('forward-confirmed reverse DNS of the sources', () => {
     assert.match(body.data[1].dns.warning, /no PTR record/);
 
     // An account with its own pool sees that pool's source, and not the pools it does not use.
-    await setAccountPool(pool, config.deliveryPolicy.identity, other.accountId, 'acme', 'broadcast');
+    await setAccountPool(pool, Object.keys(config.deliveryPolicy.identity.pools), other.accountId, 'acme', 'broadcast');
     const mine = (await app.inject({ url: '/api/v1/deliverability/sources', headers: other.live })).json();
     assert.deepEqual(mine.data.map((s: { name: string }) => s.name), ['tx1', 'own1']);
   });

@@ -42,7 +42,7 @@ dns.setRecords('aspmx.l.google.com', 'A', ['127.0.0.1']);
 async function accountWithPool(name: string, domain: string, poolName: string): Promise<TestAccount> {
   const account = await createTestAccount(pool, name);
   await createVerifiedDomain(pool, account.accountId, domain, config.secret);
-  await setAccountPool(pool, config.deliveryPolicy.identity, account.accountId, poolName);
+  await setAccountPool(pool, Object.keys(config.deliveryPolicy.identity.pools), account.accountId, poolName);
   return account;
 }
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { claimDueMessages } from '../../src/queue/messages.js';
+import { claimDueMessages } from '../../src/delivery/queue.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 
 // The worker's refilling claim. A slow MX (each DATA answered after 150 ms) keeps

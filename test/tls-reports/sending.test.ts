@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { createMailDns } from '../../src/mail/dns.js';
 import { parseTlsRptRecord } from '../../src/mail/tls-rpt/record.js';
 import { recordTlsSessions } from '../../src/domain/tls-reports.js';
-import { sendDueTlsReports } from '../../src/domain/tls-report-sending.js';
+import { sendDueTlsReports } from '../../src/delivery/tls-reports/send.js';
 import { testDatabase } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/pool.js';
 import { warmupCountsOn } from '../../db/queries/warmup.js';
 import { listSourceChecks } from '../../db/queries/source-checks.js';
-import type { SourceCheck } from './fcrdns.js';
+import type { SourceCheck } from '../../mail/fcrdns.js';
 import type { SendingIdentity, Source } from './identity.js';
 import { warmupStatus } from './warmup.js';
 

@@ -8,7 +8,7 @@ import { readReturnedMail, type BouncedRecipient, type ReturnedMail } from '../.
 import { decodeVerp } from '../../mail/verp.js';
 import { suppressAddress } from '../audience/address-status.js';
 import { processArf, type ArfOutcome } from './complaints.js';
-import { bounceData } from '../sending/delivery-outcome.js';
+import { bounceData } from './bounce-data.js';
 import { recordEvents, type NewEvent } from '../events.js';
 import { countsTowardPersistence, suppressIfPersistentlySoft } from './persistent.js';
 

@@ -1,12 +1,11 @@
 /**
- * Forward-confirmed reverse DNS of each source (docs/sending-identity.md#dns): its EHLO name
+ * Forward-confirmed reverse DNS of a sending address (docs/dns-setup.md): its EHLO name
  * must resolve to its address, and its address's PTR record must give back the name. Gmail,
  * Microsoft and Yahoo refuse or junk mail from addresses without it, so a mismatch is said
  * loudly at start-up — but it is a warning, not a refusal: DNS may be catching up, and the
  * operator may know better.
  */
-import type { MailDns } from '../../mail/dns.js';
-import type { Source } from './identity.js';
+import type { MailDns } from './dns.js';
 
 export interface SourceCheck {
   name: string;
@@ -32,7 +31,7 @@ function sameAddress(a: string, b: string): boolean {
   }
 }
 
-export async function checkSourceDns(dns: Pick<MailDns, 'resolveHostAddresses' | 'reverse'>, source: Source, now: Date): Promise<SourceCheck> {
+export async function checkSourceDns(dns: Pick<MailDns, 'resolveHostAddresses' | 'reverse'>, source: { name: string; address: string; ehlo: string }, now: Date): Promise<SourceCheck> {
   const problems: string[] = [];
   const forward = await dns.resolveHostAddresses(source.ehlo);
   if (forward.tempError && forward.addresses.length === 0) {

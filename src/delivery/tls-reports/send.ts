@@ -7,12 +7,12 @@
  * deployment to DKIM-sign it (§5.3), which Postline does not have; they are recorded as skipped.
  */
 import { gzipSync } from 'node:zlib';
-import type { Queryable } from '../db/pool.js';
-import { claimTlsReportSend, recordTlsReportSend, tlsReportDomainsOn } from '../db/queries/tls-reports.js';
-import { DnsTempError, type MailDns } from '../mail/dns.js';
-import { parseTlsRptRecord } from '../mail/tls-rpt/record.js';
-import { guardedPost } from './webhooks/ssrf.js';
-import { previousUtcDay, tlsReportFor } from './tls-reports.js';
+import type { Queryable } from '../../db/pool.js';
+import { claimTlsReportSend, recordTlsReportSend, tlsReportDomainsOn } from '../../db/queries/tls-reports.js';
+import { DnsTempError, type MailDns } from '../../mail/dns.js';
+import { parseTlsRptRecord } from '../../mail/tls-rpt/record.js';
+import { guardedPost } from '../../domain/webhooks/ssrf.js';
+import { previousUtcDay, tlsReportFor } from '../../domain/tls-reports.js';
 
 export interface TlsReportSendDeps {
   db: Queryable;

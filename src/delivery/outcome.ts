@@ -1,8 +1,9 @@
-import type { MessageRow } from '../../db/queries/messages.js';
-import type { DeliveryResult } from '../../mail/classify.js';
-import type { BounceVerdict } from '../../mail/bounces/verdict.js';
-import type { MessageOutcome } from '../../queue/messages.js';
-import type { NewEvent } from '../events.js';
+import type { MessageRow } from '../db/queries/messages.js';
+import type { DeliveryResult } from '../mail/classify.js';
+import type { BounceVerdict } from '../mail/bounces/verdict.js';
+import { bounceData } from '../domain/bounces/bounce-data.js';
+import type { MessageOutcome } from './queue.js';
+import type { NewEvent } from '../domain/events.js';
 
 /** DESIGN.md §8: about 1 min, 5 min, 15 min, 1 h, 4 h, then every 8 h, for up to 72 h. */
 export const RETRY_SCHEDULE_SECONDS = [60, 300, 900, 3600, 14_400, 28_800];
@@ -18,11 +19,6 @@ export interface PlannedOutcome {
   suppress: boolean;
   /** The verdict of a failure that ended the message (soft or hard bounce), else null. */
   bounce: BounceVerdict | null;
-}
-
-/** The `bounce` object of hard_bounce / soft_bounce events (docs/bounces.md). */
-export function bounceData(v: BounceVerdict, diagnostic: string | null, mta: string | null): Record<string, unknown> {
-  return { reason: v.reason, category: v.side, status: v.status, diagnostic, mta };
 }
 
 export function retryDelaySeconds(attempts: number, hint?: number): number {
