@@ -1,7 +1,7 @@
 /**
  * bench/peer: Postline against Postfix + OpenDKIM on the same machine, back to back, both
  * delivering N messages of ~4 KB to Postfix's C `smtp-sink` on loopback (so the sink costs
- * neither side much CPU). Runs the peer script (`shared/peers/postfix-bench.sh`, MODES=dkim:
+ * neither side much CPU). Runs a peer script, named by `--peer PATH` or POSTLINE_PEER_SCRIPT (MODES=dkim:
  * it installs Postfix and OpenDKIM from Debian once and prints msgs_per_s), then
  * `bench/delivery.ts --sink PORT` against a fresh `smtp-sink -M N+1`, and prints both figures and
  * the ratio. `--runs R` alternates them R times; `--record` appends a line per run to
@@ -29,11 +29,11 @@ const { values } = parseArgs({
 const N = Number(values.messages);
 
 function peerScript(): string {
-  const candidates = [values.peer, process.env.POSTLINE_PEER_SCRIPT, '../shared/peers/postfix-bench.sh', '../../shared/peers/postfix-bench.sh']
+  const candidates = [values.peer, process.env.POSTLINE_PEER_SCRIPT]
     .filter((p): p is string => Boolean(p))
     .map((p) => resolve(p));
   const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new Error(`postfix-bench.sh not found (tried ${candidates.join(', ')}); pass --peer PATH`);
+  if (!found) throw new Error(`peer script not found (tried ${candidates.join(', ') || 'nothing'}); pass --peer PATH or set POSTLINE_PEER_SCRIPT`);
   return found;
 }
 

@@ -57,7 +57,7 @@ const bodies = Array.from({ length: RECIPIENTS }, (_, i) => emailTo(`reader${i}@
 let next = 0;
 process.stdout.write(`POST /api/v1/emails against 'postline start --role api', ${connections} connections, ${duration}s, ~${Math.round(bodies[0].length / 1024)} KB body, ${RECIPIENTS} recipients in turn, node ${process.version}\n`);
 // Commits (every statement outside a transaction is one) per accepted request: how well the
-// accept path's group commits batch (docs/benchmarks.md, issue 16 fifth pass).
+// accept path's group commits batch (docs/benchmarks.md).
 const commits = async () => (await pool.query(`SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()`)).rows[0].n as number;
 const commitsBefore = await commits();
 const result = await autocannon({

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseSendingIdentity, SendingIdentityError, type SendingIdentity } from './delivery/sources/identity.js';
+import { loadPolicy, PolicyError, type DeliveryPolicy } from './delivery/policy.js';
 
 export type DeliveryMode = 'mx' | 'relay' | 'capture';
 export type Role = 'all' | 'api' | 'worker';
 
-/** The whole environment of DESIGN.md §3, read once and validated. */
+/** The whole environment of docs/architecture.md#configuration, read once and validated. */
 export interface Config {
   port: number;
   host: string;
@@ -20,17 +20,19 @@ export interface Config {
   smtpRelay: string | undefined;
   dnsServers: string[] | undefined;
   mxPort: number;
+  /** Port of recipients' MTA-STS policy hosts: 443; tests serve policies on another port. */
+  mtaStsPort: number;
   smtpPort: number;
   webhookAllowPrivate: boolean;
   bodyLimit: number;
   /** Messages one worker process has in flight at once, and SMTP connections per MX host. */
   deliveryConcurrency: number;
   mxConnectionsPerHost: number;
+  /** Per-provider traffic shaping (POSTLINE_DELIVERY_POLICY, docs/delivery-policy.md). */
+  deliveryPolicy: DeliveryPolicy;
   /** Requests per minute per account: live keys, and all test keys together. */
   rateLimits: { live: number; test: number };
   logLevel: string;
-  /** Source addresses and pools of POSTLINE_DELIVERY_POLICY (docs/sending-identity.md). */
-  sendingIdentity: SendingIdentity;
   /** TLS reports (RFC 8460) about recipient domains: who we say we are, and whether they are sent. */
   tlsReports: { organization: string; contact: string; send: boolean };
 }
@@ -104,21 +106,11 @@ function dnsServers(env: Env): string[] | undefined {
   return servers;
 }
 
-/** The `sources` and `pools` of the delivery policy file; none when no file is named. */
-function sendingIdentity(env: Env): SendingIdentity {
-  const path = env.POSTLINE_DELIVERY_POLICY;
-  if (!path) return parseSendingIdentity({});
-  let doc: unknown;
+function deliveryPolicy(env: Env): DeliveryPolicy {
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
+    return loadPolicy(env.POSTLINE_DELIVERY_POLICY || undefined);
   } catch (err) {
-    throw new ConfigError('POSTLINE_DELIVERY_POLICY', `cannot read ${path} as JSON: ${(err as Error).message}`);
-  }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError('POSTLINE_DELIVERY_POLICY', 'must be a JSON object');
-  try {
-    return parseSendingIdentity(doc);
-  } catch (err) {
-    if (err instanceof SendingIdentityError) throw new ConfigError('POSTLINE_DELIVERY_POLICY', `${err.key}: ${err.reason}`);
+    if (err instanceof PolicyError) throw new ConfigError('POSTLINE_DELIVERY_POLICY', `${err.key}: ${err.message.split(': ').slice(2).join(': ')}`);
     throw err;
   }
 }
@@ -162,17 +154,18 @@ export function loadConfig(env: Env = process.env): Config {
     smtpRelay,
     dnsServers: dnsServers(env),
     mxPort: int(env, 'POSTLINE_MX_PORT', 25, 1, 65535),
+    mtaStsPort: int(env, 'POSTLINE_MTA_STS_PORT', 443, 1, 65535),
     smtpPort: int(env, 'POSTLINE_SMTP_PORT', 2525, 0, 65535),
     webhookAllowPrivate: bool(env, 'POSTLINE_WEBHOOK_ALLOW_PRIVATE'),
     bodyLimit: int(env, 'POSTLINE_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     deliveryConcurrency: int(env, 'POSTLINE_DELIVERY_CONCURRENCY', 200, 1, 10_000),
     mxConnectionsPerHost: int(env, 'POSTLINE_MX_CONNECTIONS_PER_HOST', 10, 1, 1000),
+    deliveryPolicy: deliveryPolicy(env),
     rateLimits: {
       live: int(env, 'POSTLINE_RATE_LIMIT_LIVE', 600, 1, 100_000_000),
       test: int(env, 'POSTLINE_RATE_LIMIT_TEST', 120, 1, 100_000_000),
     },
     logLevel: env.LOG_LEVEL || 'info',
-    sendingIdentity: sendingIdentity(env),
     tlsReports: tlsReportSettings(env, new URL(baseUrl).hostname),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The error-code registry (DESIGN.md §5). Domain code throws AppError with one of these
+ * The error-code registry (docs/architecture.md#api-conventions). Domain code throws AppError with one of these
  * codes; only the HTTP layer knows which status each maps to.
  */
 export const ERROR_CODES = {

@@ -24,7 +24,7 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   const banner = await bootstrapDefaultAccount(db.pool, config);
   if (banner) process.stdout.write(banner + '\n');
   // Forward-confirmed reverse DNS of the source addresses: warned about, never refused.
-  await checkSourcesAtStart({ pool: db.pool, dns: createMailDns({ servers: config.dnsServers }), identity: config.sendingIdentity, now: clock.now(), log })
+  await checkSourcesAtStart({ pool: db.pool, dns: createMailDns({ servers: config.dnsServers }), identity: config.deliveryPolicy.identity, now: clock.now(), log })
     .catch((err: unknown) => log.warn({ err }, 'could not check the DNS of the source addresses'));
 
   const app = role === 'worker' ? null : await buildApp({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock });

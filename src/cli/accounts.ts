@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
-import { allAccounts, createAccount, setAccountPool } from '../domain/accounts.js';
-import { STREAMS, type Stream } from '../delivery/sources/identity.js';
+import { allAccounts, createAccount, setAccountPool, STREAMS, type Stream } from '../domain/accounts.js';
 import { createApiKey, keysOfAccount, revokeKey } from '../domain/keys/api-keys.js';
 import { output, table, withDatabase } from './context.js';
 
@@ -38,7 +37,7 @@ export function registerAccountCommands(program: Command): void {
     .addOption(new Option('--stream <stream>', 'only this stream (default: both)').choices([...STREAMS]))
     .option('--json', 'print JSON')
     .action(async (accountId: string, o: { pool: string; stream?: Stream; json?: boolean }) => {
-      const account = await withDatabase(({ pool, config }) => setAccountPool(pool, config.sendingIdentity, accountId, o.pool, o.stream));
+      const account = await withDatabase(({ pool, config }) => setAccountPool(pool, Object.keys(config.deliveryPolicy.identity.pools), accountId, o.pool, o.stream));
       output(o.json, account, () => `account ${account.id}: transactional mail through ${account.pools.transactional ?? 'default'}, broadcast mail through ${account.pools.broadcast ?? 'default'}`);
     });
 

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { parseReportDay, parseReportDomain, previousUtcDay, tlsReportFor } from '../domain/tls-reports.js';
 import { output, withDatabase } from './context.js';
+import { sendTlsReport } from '../delivery/tls-reports/send.js';
+import { createMailDns } from '../mail/dns.js';
 
 export function registerTlsReportCommands(program: Command): void {
   program
@@ -8,9 +10,20 @@ export function registerTlsReportCommands(program: Command): void {
     .description("Print the TLS report (RFC 8460) of a recipient domain for one UTC day: the MTA-STS policy applied to its MX hosts, successful sessions and failures")
     .option('--day <YYYY-MM-DD>', 'the UTC day (default: yesterday)')
     .option('--json', 'print the RFC 8460 JSON document')
-    .action(async (domainArg: string, o: { day?: string; json?: boolean }) => {
+    .option('--send', "send it to the domain's rua (its _smtp._tls TXT record; https addresses) and print what happened")
+    .action(async (domainArg: string, o: { day?: string; json?: boolean; send?: boolean }) => {
       const domain = parseReportDomain(domainArg);
       const day = o.day === undefined ? previousUtcDay(new Date()) : parseReportDay(o.day);
+      if (o.send) {
+        const delivery = await withDatabase(({ config, pool }) => sendTlsReport({
+          db: pool,
+          dns: createMailDns({ servers: config.dnsServers }),
+          reporter: { ...config.tlsReports, host: new URL(config.baseUrl).hostname },
+          allowPrivate: config.webhookAllowPrivate,
+        }, domain, day));
+        output(o.json, delivery, () => delivery.skipped ?? delivery.results.map((r) => `${r.uri}: ${r.delivered ? 'delivered' : 'not delivered'} (${r.detail})`).join('\n'));
+        return;
+      }
       const report = await withDatabase(({ config, pool }) =>
         tlsReportFor(pool, { ...config.tlsReports, host: new URL(config.baseUrl).hostname }, domain, day),
       );

@@ -9,7 +9,7 @@ import { inSandbox, outsideSandbox } from './sandbox.js';
  * NOTIFY's cluster-wide commit lock) costs far more than a row.
  *
  * Nothing is acknowledged before it is committed: `submit` resolves after the write of its
- * batch succeeded. One bad item must not fail the others (issue 11: a NUL in one account's
+ * batch succeeded. One bad item must not fail the others (a NUL in one account's
  * send used to fail every send batched with it): when a batch's write fails, it is split in
  * halves and each half written again, down to single items, so only the items whose own write
  * fails are rejected, each with its own error. `write` must be atomic (one statement or one

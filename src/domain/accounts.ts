@@ -1,8 +1,11 @@
 import { getAccount, insertAccount, listAccounts, updateAccountPools, type AccountRow } from '../db/queries/accounts.js';
-import { STREAMS, type SendingIdentity, type Stream } from '../delivery/sources/identity.js';
 import type { Queryable } from '../db/pool.js';
 import { invalid, notFound } from '../errors.js';
 import { newId } from '../ids.js';
+
+/** The two streams of mail (docs/sending-identity.md): API and automation mail, and campaign mail. */
+export const STREAMS = ['transactional', 'broadcast'] as const;
+export type Stream = (typeof STREAMS)[number];
 
 export interface Account {
   id: string;
@@ -43,12 +46,12 @@ export async function requireAccount(db: Queryable, id: string): Promise<Account
 
 /**
  * Sends an account's mail of one stream (or both) through `pool`; `default` undoes it. The
- * pool must be one the delivery policy defines, so a typo cannot strand mail.
+ * pool must be one the delivery policy defines (`knownPools`), so a typo cannot strand mail.
  */
-export async function setAccountPool(db: Queryable, identity: SendingIdentity, accountId: string, pool: string, stream?: Stream): Promise<Account> {
+export async function setAccountPool(db: Queryable, knownPools: string[], accountId: string, pool: string, stream?: Stream): Promise<Account> {
   if (stream !== undefined && !STREAMS.includes(stream)) throw invalid('stream', `must be ${STREAMS.join(' or ')}`);
-  if (pool !== 'default' && !identity.pools[pool]) {
-    const known = Object.keys(identity.pools);
+  if (pool !== 'default' && !knownPools.includes(pool)) {
+    const known = knownPools;
     throw invalid('pool', known.length === 0
       ? `"${pool}" is not a pool: the delivery policy (POSTLINE_DELIVERY_POLICY) defines no sources and pools`
       : `"${pool}" is not a pool of the delivery policy (pools: ${known.join(', ')}, or default)`);

@@ -1,5 +1,6 @@
 import { domainToASCII } from 'node:url';
 import emailAddresses from 'email-addresses';
+import { BoundedMap } from '../lib/bounded-map.js';
 
 /**
  * Email addresses as Postline accepts them: one bare address (`local@domain`), parsed by a
@@ -9,7 +10,7 @@ import emailAddresses from 'email-addresses';
  *
  * Addresses are stored as given and compared by `key`: the local part lower-cased and the
  * domain lower-cased in its ASCII (punycode) form, so `Bob@Exämple.de` and
- * `bob@xn--exmple-cua.de` are the same recipient (DESIGN.md §4).
+ * `bob@xn--exmple-cua.de` are the same recipient (docs/architecture.md#identifiers-and-data).
  */
 export interface EmailAddress {
   /** As given, surrounding whitespace removed. */
@@ -32,10 +33,10 @@ const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
  * suppression key, recipient domain) and a sender's From repeats on every send, while the RFC
  * 5322 parser costs ~40 µs an address (bench/send-api: 16 % of the API's CPU). The result is
  * a pure function of the input; inputs longer than any valid address are not kept, and the
- * memo starts over when full.
+ * memo drops its oldest parse when full.
  */
-const parsed = new Map<string, AddressCheck>();
 const MAX_REMEMBERED = 10_000;
+const parsed = new BoundedMap<string, AddressCheck>(MAX_REMEMBERED);
 const MAX_REMEMBERED_INPUT = 320;
 
 export function parseEmailAddress(input: string): AddressCheck {
@@ -43,7 +44,6 @@ export function parseEmailAddress(input: string): AddressCheck {
   if (result) return result;
   result = Object.freeze(parseUncached(input));
   if (input.length <= MAX_REMEMBERED_INPUT) {
-    if (parsed.size >= MAX_REMEMBERED) parsed.clear();
     parsed.set(input, result);
   }
   return result;

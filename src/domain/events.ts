@@ -17,7 +17,7 @@ export interface NewEvent {
   occurredAt: Date;
 }
 
-/** An event as the API and webhooks show it (DESIGN.md §9). */
+/** An event as the API and webhooks show it (docs/architecture.md#events-and-webhooks). */
 export interface ApiEvent {
   id: string;
   type: EventType;
@@ -26,7 +26,7 @@ export interface ApiEvent {
   url?: string;
   occurredAt: string;
   data: Record<string, unknown>;
-  /** Events of campaign messages: the campaign (an addition to DESIGN.md §9's item). */
+  /** Events of campaign messages: the campaign (an addition to the event item of docs/architecture.md#events-and-webhooks). */
   campaignId?: string;
 }
 

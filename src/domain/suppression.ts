@@ -13,7 +13,7 @@ import { emailKey, parseEmailAddress, type EmailAddress } from './email-address.
  * The suppression list: per account, the addresses it must not send to. This module is the
  * one door to it: nothing else reads or writes the table. Sending asks `isSuppressed` /
  * `suppressedAmong`; hard bounces, complaints and unsubscribes call `suppress` and the
- * re-subscribe calls `unsuppress`, both through domain/address-status.ts, which keeps the
+ * re-subscribe calls `unsuppress`, both through domain/audience/address-status.ts, which keeps the
  * subscribers' statuses in step. Addresses are matched by their key (case-insensitive, see
  * email-address.ts) and stored as first given.
  */
@@ -96,7 +96,7 @@ export async function suppressedAmong(db: Queryable, accountId: string, emails: 
 }
 
 /**
- * The send API's suppression check, batched across concurrent requests (issue 16): the
+ * The send API's suppression check, batched across concurrent requests: the
  * lookups that arrive while one is in flight are answered together by the next query, so N
  * concurrent sends cost about N / batch round trips instead of N. A lookup reads committed
  * state when its batch runs, as a lone query would.

@@ -1,7 +1,10 @@
 import { Type, type Static } from 'typebox';
 
+/** The paging itself (cursors, pages) is db/pagination.ts; routes take it from here. */
+export { finishPage, pageOf } from '../db/pagination.js';
+
 /**
- * List conventions (DESIGN.md §5): `limit` (default 50, max 500), `order=asc|desc`
+ * List conventions (docs/architecture.md, "API conventions"): `limit` (default 50, max 500), `order=asc|desc`
  * (desc = newest first) and an opaque `cursor` from the previous page's `nextCursor`.
  * The paging itself is db/pagination.ts.
  */

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ERROR_CODES, type ErrorCode, type FieldError } from '../errors.js';
 
-/** HTTP status for each error code of the registry (DESIGN.md §5). Only http/ knows this. */
+/** HTTP status for each error code of the registry (docs/architecture.md#api-conventions). Only http/ knows this. */
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_json: 400,
   invalid_report: 400,

@@ -28,7 +28,7 @@ function readAll(stream: SMTPServerDataStream): Promise<Buffer> {
 
 /**
  * The inbound MX for bounce domains (`bounces.<domain>`, whose MX points here) and fbl@
- * (DESIGN.md §10, docs/complaints-and-bounces.md). Only what we can use is accepted: at RCPT
+ * (docs/architecture.md#complaints-and-bounces-coming-back, docs/complaints-and-bounces.md). Only what we can use is accepted: at RCPT
  * time a VERP address whose tag verifies, or fbl@ any domain; everything else gets 550 then,
  * so we never accept mail we would have to bounce (backscatter). No AUTH: senders are other
  * MTAs. STARTTLS is offered with smtp-server's built-in certificate (senders encrypt

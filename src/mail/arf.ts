@@ -4,7 +4,7 @@
  * message/rfc822 (Yahoo, AOL, the RFC's examples) or only its headers as
  * text/rfc822-headers (Microsoft JMRP and others).
  *
- * Only what matching and the stored record need is interpreted (DESIGN.md §10); every field
+ * Only what matching and the stored record need is interpreted (docs/architecture.md#complaints-and-bounces-coming-back); every field
  * of the feedback report is kept in `fields`. Providers differ: Version 0.1 (Yahoo, AOL),
  * lower-case field names (Microsoft), the historic Received-Date instead of Arrival-Date,
  * no Original-Rcpt-To (the recipient is redacted or only in the original's headers).

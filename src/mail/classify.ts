@@ -1,7 +1,7 @@
 /**
  * Every outcome of a delivery attempt becomes one DeliveryResult value (as Postal's sender
  * does): delivered, deferred (retry on the backoff schedule) or hard_bounce (a permanent
- * failure: stop). Each failure carries the bounce verdict of ./bounces/classify.ts — the
+ * failure: stop). Each failure carries the bounce verdict of ./bounces/verdict.ts — the
  * same classification bounce mails get — and only a dead address is suppressed
  * (docs/bounces.md). Nothing here throws.
  *
@@ -11,7 +11,8 @@
  * - A relay rejecting our credentials (EAUTH, 535) is our configuration → deferred, never a bounce.
  * - NXDOMAIN, null MX (RFC 7505) and "no MX and no address" are permanent answers → hard_bounce.
  */
-import { classifyBounce, type BounceVerdict } from './bounces/classify.js';
+import { classifyBounce, type BounceVerdict } from './bounces/verdict.js';
+import { hostFamily } from './bounces/dialect.js';
 import { sideOf, type BounceReason } from './bounces/reasons.js';
 import type { MxFailure } from './dns.js';
 import type { CertificateFailure } from './tls-failure.js';
@@ -84,24 +85,24 @@ export function parseRetryAfterSeconds(response: string): number | undefined {
  * talk to us at all, whoever the recipient: blocked, unless its words say something else
  * of the sender's side.
  */
-export function verdictOf(code: number | null, response: string, enhanced: string | null, command?: string): BounceVerdict {
-  const verdict = classifyBounce({ status: enhanced, reply: code, diagnostic: response });
-  if (command === 'CONN' && verdict.side !== 'sender') return { ...verdict, reason: 'blocked', side: 'sender', dead: false };
+export function verdictOf(code: number | null, response: string, enhanced: string | null, command?: string, mx?: string | null): BounceVerdict {
+  const verdict = classifyBounce({ status: enhanced, reply: code, diagnostic: response, dialect: hostFamily(mx) });
+  if (command === 'CONN' && verdict.side !== 'sender') return { ...verdict, reason: 'blocked', side: 'sender', dead: false, ourFault: true };
   return verdict;
 }
 
 /** A verdict we decide ourselves (no reply to read): DNS answers, our own refusals. */
 export function fixedVerdict(reason: BounceReason, status: string | null, permanent: boolean): BounceVerdict {
   const side = sideOf(reason);
-  return { reason, side, permanent, dead: permanent && side === 'dead', status, reply: null };
+  return { reason, side, permanent, dead: permanent && side === 'dead', ourFault: side === 'sender', status, reply: null };
 }
 
 export function classifySmtpReply(code: number, response: string, mx: string | null, command?: string): DeliveryResult {
   const enhanced = parseEnhancedCode(response);
   if (code >= 200 && code < 300) return { kind: 'delivered', response, mx };
   if (code >= 500 && code < 600 && code !== 503) {
-    const verdict = verdictOf(code, response, enhanced, command);
-    return { kind: 'hard_bounce', response, code, enhanced, mx, ourFault: verdict.side === 'sender', verdict };
+    const verdict = verdictOf(code, response, enhanced, command, mx);
+    return { kind: 'hard_bounce', response, code, enhanced, mx, ourFault: verdict.ourFault, verdict };
   }
   return {
     kind: 'deferred',
@@ -111,7 +112,7 @@ export function classifySmtpReply(code: number, response: string, mx: string | n
     retryAfterSeconds: parseRetryAfterSeconds(response),
     mx,
     hostFailure: code === 421 || command === 'CONN' || command === 'EHLO' || command === 'HELO',
-    verdict: verdictOf(code, response, enhanced, command),
+    verdict: verdictOf(code, response, enhanced, command, mx),
   };
 }
 

@@ -11,6 +11,7 @@ import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { DNSResolver } from 'mailauth';
 import { systemClock, type Clock } from '../clock.js';
+import { BoundedMap } from '../lib/bounded-map.js';
 
 /** The subset of node's Resolver we use, so a test may hand in a stub. */
 export type DnsResolver = Pick<Resolver, 'resolveMx' | 'resolve4' | 'resolve6' | 'resolveTxt' | 'resolveCname' | 'reverse'>;
@@ -59,11 +60,13 @@ export function createResolver(servers?: string[], opts: { timeoutMs?: number; t
  * oldest entry goes first when full (a Map iterates in insertion order).
  */
 export class MxCache {
-  private readonly entries = new Map<string, { value: MxLookup; expiresAt: number }>();
+  private readonly entries: BoundedMap<string, { value: MxLookup; expiresAt: number }>;
   constructor(
     private readonly clock: Clock = systemClock,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.entries = new BoundedMap(maxEntries);
+  }
 
   get(domain: string): MxLookup | undefined {
     const hit = this.entries.get(domain);
@@ -77,11 +80,6 @@ export class MxCache {
 
   set(domain: string, value: MxLookup, ttlSeconds: number): void {
     if (ttlSeconds <= 0) return;
-    this.entries.delete(domain);
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
     this.entries.set(domain, { value, expiresAt: this.clock.now().getTime() + ttlSeconds * 1000 });
   }
 

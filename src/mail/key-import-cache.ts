@@ -1,4 +1,5 @@
 import crypto, { type KeyObject } from 'node:crypto';
+import { BoundedMap } from '../lib/bounded-map.js';
 
 /**
  * mailauth imports the PEM private key again for every signature (crypto.createPrivateKey in
@@ -14,7 +15,7 @@ export function installKeyImportCache(): void {
   if (installed) return;
   installed = true;
   const original = crypto.createPrivateKey;
-  const cache = new Map<string, KeyObject>();
+  const cache = new BoundedMap<string, KeyObject>(MAX_KEYS);
   const cached = (key: Parameters<typeof original>[0]): KeyObject => {
     const pem =
       typeof key === 'object' && key !== null && !Buffer.isBuffer(key) && 'format' in key && key.format === 'pem' && !('passphrase' in key && key.passphrase)
@@ -25,7 +26,6 @@ export function installKeyImportCache(): void {
     let obj = cache.get(id);
     if (!obj) {
       obj = original(key);
-      if (cache.size >= MAX_KEYS) cache.clear();
       cache.set(id, obj);
     }
     return obj;

@@ -3,7 +3,7 @@
  * one synchronous pass. MimeNode.build() streams every node through a pipeline of its own
  * (PassThrough, encoder, newline and last-newline transforms, a setImmediate per step): about
  * 1 ms of CPU for a two-part message, the largest share of a worker's build step
- * (docs/benchmarks.md, issue 16). Here nodemailer still writes every header block (its
+ * (docs/benchmarks.md). Here nodemailer still writes every header block (its
  * buildHeaders: addresses, encoded words, folding, boundaries) and encodes every body with its
  * own encoders (quoted-printable and base64 `encode` + `wrap`); only the walk that joins them is
  * ours, and it writes what MimeNode.stream() writes, byte for byte

@@ -71,7 +71,18 @@ export interface SmtpSenderOptions {
 
 type Transport = ReturnType<typeof createTransport>;
 
+/**
+ * A connection slot of traffic shaping (src/delivery/shaping.ts): a transport of one
+ * connection at most, reused while its target stays the same and replaced when it changes,
+ * so the connections to a destination never outnumber its slots.
+ */
+export interface SlotVia {
+  slot: string;
+}
+
 interface PoolEntry {
+  /** host:port or the relay URL the transport talks to. */
+  target: string;
   transport: Transport;
   lastUsed: number;
   inFlight: number;
@@ -98,11 +109,11 @@ export class SmtpSender {
   }
 
   /** Deliver `raw` to one host (or the relay). One result, never a throw. */
-  async send(target: SmtpTarget, envelope: SmtpEnvelope, raw: Buffer): Promise<DeliveryResult> {
+  async send(target: SmtpTarget, envelope: SmtpEnvelope, raw: Buffer, via?: SlotVia): Promise<DeliveryResult> {
     const mx = target.kind === 'mx' ? target.host : relayHost(target.url);
     if (this.closed) return classifySmtpError(new Error('sender is closed'), mx);
     this.sweepIdle();
-    const entry = this.pool(target);
+    const entry = this.pool(target, via);
     entry.inFlight++;
     try {
       const info = await entry.transport.sendMail({ envelope: { from: envelope.from, to: [envelope.to] }, raw });
@@ -124,14 +135,21 @@ export class SmtpSender {
    * next host or address only when the failure was the host's (unreachable, timeout, 421):
    * a reply about the message or the recipient is final for this attempt.
    */
-  async sendToMxHosts(hosts: MxHost[], port: number, envelope: SmtpEnvelope, raw: Buffer): Promise<DeliveryResult> {
+  async sendToMxHosts(
+    hosts: MxHost[],
+    port: number,
+    envelope: SmtpEnvelope,
+    raw: Buffer,
+    opts: { via?: SlotVia; final?: (r: DeliveryResult) => boolean } = {},
+  ): Promise<DeliveryResult> {
     let last: DeliveryResult | undefined;
     let attempts = 0;
     for (const host of hosts) {
       for (const address of host.addresses.slice(0, 2)) {
         if (attempts++ >= MAX_MX_ATTEMPTS) return last!;
-        last = await this.send({ kind: 'mx', host: host.exchange, address, port }, envelope, raw);
-        if (!(last.kind === 'deferred' && last.hostFailure)) return last;
+        last = await this.send({ kind: 'mx', host: host.exchange, address, port }, envelope, raw, opts.via);
+        // A throttle reply (opts.final) speaks for every host of the destination.
+        if (!(last.kind === 'deferred' && last.hostFailure) || opts.final?.(last)) return last;
       }
     }
     return last ?? classifySmtpError(new Error('no MX host to try'), null);
@@ -144,16 +162,31 @@ export class SmtpSender {
     this.pools.clear();
   }
 
-  private pool(target: SmtpTarget): PoolEntry {
-    const key = target.kind === 'mx'
+  /** Closes a slot's connection (its slot was taken back). */
+  closeSlot(slot: string): void {
+    const key = `slot:${slot}`;
+    this.pools.get(key)?.transport.close();
+    this.pools.delete(key);
+  }
+
+  private pool(target: SmtpTarget, via?: SlotVia): PoolEntry {
+    // The source address and TLS mode are part of the target: a slot that changes either gets a new connection.
+    const targetKey = target.kind === 'mx'
       ? `mx:${target.address ?? target.host}:${target.port}:${target.source?.address ?? ''}:${target.tls === 'verified' ? `verified:${target.host}` : ''}`
       : `relay:${target.url}`;
+    const key = via ? `slot:${via.slot}` : targetKey;
     let entry = this.pools.get(key);
+    if (entry && entry.target !== targetKey) {
+      entry.transport.close();
+      entry = undefined;
+    }
     if (!entry) {
-      const transport = createTransport({ ...this.commonOptions(), ...(target.kind === 'mx' ? mxOptions(target, this.opts.extraCa) : { url: target.url }) });
+      // A slot's connection is closed by shaping (messagesPerConnection, a smaller grant), never by the pool itself.
+      const limits = via ? { maxConnections: 1, maxMessages: Infinity } : {};
+      const transport = createTransport({ ...this.commonOptions(), ...limits, ...(target.kind === 'mx' ? mxOptions(target, this.opts.extraCa) : { url: target.url }) });
       // Errors reach the waiting sendMail callbacks; this only keeps a stray one from crashing.
       transport.on('error', (err) => this.opts.onTransportError?.(key, err));
-      entry = { transport, lastUsed: Date.now(), inFlight: 0 };
+      entry = { target: targetKey, transport, lastUsed: Date.now(), inFlight: 0 };
       this.pools.set(key, entry);
     }
     return entry;

@@ -26,6 +26,7 @@ export interface ClaimedHook {
  * next_attempt_at = now + leaseMs with a fresh token, so a hook whose worker died is due again
  * when the lease ends, and the dead worker's late completion (wrong token) changes nothing.
  * Longest-waiting hooks first, so a hook with a deep backlog cannot starve the others.
+ * Claim shape 2 of docs/architecture.md#background-jobs-one-claimlease-pattern.
  */
 export async function claimDueHooks(db: Queryable, now: Date, limit: number, leaseMs: number, token: string): Promise<ClaimedHook[]> {
   const { rows } = await db.query<ClaimedHook>(

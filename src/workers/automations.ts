@@ -1,10 +1,11 @@
 import { runDueAutomations, ENGINE_BATCH, type EngineDeps } from '../domain/automations/engine.js';
 import { EVENT_BATCH, handleAutomationEvents } from '../domain/automations/events.js';
 import { PENDING_BATCH, runPendingTriggers } from '../domain/automations/pending.js';
+import { subscriberWritesForAutomations } from '../domain/audience/subscribers.js';
 import { TrackingLinks } from '../domain/tracking/links.js';
 import { startLoop, type Loop } from './loop.js';
 import type { Notifications } from './notifications.js';
-import type { WorkerDeps } from './index.js';
+import type { WorkerDeps } from './deps.js';
 
 /**
  * The automation loops: the run engine (woken when triggers start or wake runs, polling every
@@ -12,7 +13,8 @@ import type { WorkerDeps } from './index.js';
  * new events) and the queued triggers of imports (woken with the engine). A full batch means more is waiting: go again at once.
  */
 export function startAutomationLoops(deps: WorkerDeps, notifications: Notifications, onError: (name: string, err: unknown) => void): Loop[] {
-  const engine: EngineDeps = { pool: deps.pool, config: deps.config, links: new TrackingLinks(deps.config), now: () => deps.clock.now() };
+  const engine: EngineDeps = { pool: deps.pool, config: deps.config, links: new TrackingLinks(deps.config), now: () => deps.clock.now(),
+    subscribers: subscriberWritesForAutomations };
   const runs: Loop = startLoop('automation-runs', 1000, async () => {
     if ((await runDueAutomations(engine)) >= ENGINE_BATCH) runs.wake();
   }, onError);

@@ -1,11 +1,9 @@
-import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Pool } from '../db/pool.js';
+import type { WorkerDeps } from './deps.js';
 import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';
 import { runPendingImports } from '../domain/audience/imports.js';
-import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from './delivery.js';
+import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from '../delivery/engine.js';
+import { CampaignRenderer } from '../domain/campaigns/content.js';
 import { Notifications } from './notifications.js';
 import { startWebhookDispatcher } from './webhooks.js';
 import { startAutomationLoops } from './automations.js';
@@ -15,13 +13,10 @@ import { withTransaction } from '../db/pool.js';
 import { notifySoon } from '../db/notify.js';
 import { runCampaignStep } from '../domain/campaigns/runner.js';
 import { requireAccount } from '../domain/accounts.js';
+import { sendDueTlsReports } from '../delivery/tls-reports/send.js';
+import { createMailDns } from '../mail/dns.js';
 
-export interface WorkerDeps {
-  config: Config;
-  pool: Pool;
-  clock: Clock;
-  log: Logger;
-}
+export type { WorkerDeps } from './deps.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -32,7 +27,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const onError = (name: string, err: unknown) => deps.log.error({ err, loop: name }, 'background loop failed; retrying');
   const notifications = new Notifications(deps.pool);
   const links = new TrackingLinks(deps.config);
-  const delivery = new DeliveryEngine(deps, {
+  const delivery = new DeliveryEngine({ ...deps, content: (links) => new CampaignRenderer(deps.pool, links) }, {
     ...DEFAULT_DELIVERY_OPTIONS,
     batchSize: deps.config.deliveryConcurrency,
     maxConnectionsPerHost: deps.config.mxConnectionsPerHost,
@@ -60,6 +55,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     webhooks,
     startLoop('confirmation-mails', 2_000, () => runConfirmationMails(deps, links), onError),
     ...startAutomationLoops(deps, notifications, onError),
+    // TLS reports of the finished UTC day to the domains that ask for them (POSTLINE_TLSRPT_SEND=true).
+    ...(deps.config.tlsReports.send ? [startLoop('tls-reports', 10 * 60_000, () => sendDueTlsReports(tlsReportDeps(deps), deps.clock.now()), onError)] : []),
   ];
   await notifications.start();
   return {
@@ -88,4 +85,15 @@ export async function runConfirmationMails(deps: WorkerDeps, links: TrackingLink
     notifySoon(deps.pool, 'postline_events');
   }
   return queued;
+}
+
+/** What sending TLS reports needs: the mail resolver, who we are, and the webhooks' private-address rule. */
+export function tlsReportDeps(deps: WorkerDeps) {
+  const { config } = deps;
+  return {
+    db: deps.pool,
+    dns: createMailDns({ servers: config.dnsServers, clock: deps.clock }),
+    reporter: { ...config.tlsReports, host: new URL(config.baseUrl).hostname },
+    allowPrivate: config.webhookAllowPrivate,
+  };
 }

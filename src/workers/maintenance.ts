@@ -1,4 +1,4 @@
-import { purgeRateLimitWindows } from '../db/queries/apiKeys.js';
+import { purgeRateLimitWindows } from '../db/queries/api-keys.js';
 import { purgeIdempotencyKeys } from '../db/queries/idempotency.js';
 import { purgeDeliveries } from '../db/queries/hooks.js';
 import { purgeSignInState } from '../db/queries/sessions.js';

@@ -27,7 +27,7 @@ function pathOf(url: string): string {
 
 test('double opt-in: a new member of a double opt-in list is unconfirmed and a confirmation is queued', async () => {
   await takePending();
-  // The template must be one of the account's (issue 11, item 13: references are checked).
+  // The template must be one of the account's (references are checked).
   const template = await app.inject({ method: 'POST', url: '/api/v1/templates', headers: { ...acme.live, 'content-type': 'application/json' }, payload: { name: 'Confirm', subject: 'Confirm', html: '<a href="{{ confirm_url }}">Confirm</a>' } });
   const templateId = template.json().id as string;
   const list = await makeList(app, acme.live, { name: 'Weekly', doubleOptIn: true, confirmationTemplateId: templateId });

@@ -60,7 +60,7 @@ test("isolation: another account's segment is 404 everywhere, and segments count
   assert.equal((await m.delete(`/api/v1/segments/${segment.id}`)).status, 404);
   assert.equal((await m.get(`/api/v1/segments/${segment.id}/subscribers`)).status, 404);
   assert.deepEqual((await m.get('/api/v1/segments')).body.data, []);
-  // A condition on another account's list is refused (issue 11, item 13), not stored as a reference.
+  // A condition on another account's list is refused, not stored as a reference.
   const probe = await m.post('/api/v1/segments', { name: 'Probe', match: 'any', conditions: [{ field: 'list', op: 'eq', value: list }, { field: 'attributes.plan', op: 'eq', value: 'pro' }] });
   assert.equal(probe.status, 422);
   const own = await m.post('/api/v1/segments', { name: 'Own', match: 'any', conditions: [{ field: 'attributes.plan', op: 'eq', value: 'pro' }] });

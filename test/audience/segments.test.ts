@@ -206,7 +206,7 @@ test('segments: SQL in attribute keys and values is data, never SQL', async () =
     assert.deepEqual(await one('email', 'eq', value), [], value);
     assert.deepEqual(await one('name', 'contains', value), [], value);
     assert.deepEqual(await one('attributes.plan', 'eq', value), [], value);
-    // A list id must name one of the account's lists (issue 11, item 13): refused as data.
+    // A list id must name one of the account's lists: refused as data.
     assert.equal((await refused([{ field: 'list', op: 'eq', value }])).errors[0].message, `unknown list ${value}`, value);
     assert.deepEqual(await one('email', 'in', [value]), [], value);
   }

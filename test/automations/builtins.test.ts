@@ -6,7 +6,7 @@ import { makeList } from '../audience/helpers.js';
 import { automationAccount, DAY, engineOf, makeAutomation, type Json } from './helpers.js';
 
 /**
- * Built-in events from the paths the first version left out (issue 13): imports fire
+ * Built-in events from the paths the first version left out: imports fire
  * subscriber.created, machine opens do not fire email.opened; and a send to a suppressed
  * address is skipped before anything else about it can fail the run.
  */

@@ -27,12 +27,13 @@ export async function makeAutomation(api: ReturnType<typeof client>, body: Recor
 import { runDueAutomations } from '../../src/domain/automations/engine.js';
 import { handleAutomationEvents } from '../../src/domain/automations/events.js';
 import { runPendingTriggers } from '../../src/domain/automations/pending.js';
+import { subscriberWritesForAutomations } from '../../src/domain/audience/subscribers.js';
 import { TrackingLinks } from '../../src/domain/tracking/links.js';
 import type { Clock } from '../../src/clock.js';
 
 /** Runs the engine and the event handler until nothing is due: what the worker loops do. */
 export function engineOf(pool: Pool, config: Config, clock: Clock) {
-  const deps = { pool, config, links: new TrackingLinks(config), now: () => clock.now() };
+  const deps = { pool, config, links: new TrackingLinks(config), now: () => clock.now(), subscribers: subscriberWritesForAutomations };
   return async function drain(): Promise<void> {
     for (let i = 0; i < 100; i++) {
       const a = await runDueAutomations(deps);

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
-import { DeliveryEngine } from '../../src/workers/delivery.js';
+import { DeliveryEngine } from '../../src/delivery/engine.js';
+import { CampaignRenderer } from '../../src/domain/campaigns/content.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { createVerifiedDomain } from '../helpers/domains.js';
@@ -39,7 +40,7 @@ test('cli: campaigns create, send, report --watch shows live progress until sent
   const exited = new Promise<number>((resolve) => watcher.on('exit', (code) => resolve(code ?? 1)));
   while (!/progress 0%/.test(out)) await new Promise((r) => setTimeout(r, 200));
   await runCampaignStep({ pool, now: () => clock.now(), quotaOf: async () => null });
-  const engine = new DeliveryEngine({ pool, config, clock, log: pino({ level: 'silent' }) });
+  const engine = new DeliveryEngine({ pool, config, clock, log: pino({ level: 'silent' }), content: (links) => new CampaignRenderer(pool, links) });
   while ((await engine.runOnce()) > 0);
   await engine.close();
   await runCampaignStep({ pool, now: () => clock.now(), quotaOf: async () => null });

@@ -6,7 +6,7 @@ import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
 import { fanOutBatch, planBatch, runFanOut, splitFanOut, type PartState } from '../../src/domain/campaigns/fanout.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { claimFanOutPart } from '../../src/db/queries/campaigns/fanout.js';
-import { claimDueMessages } from '../../src/queue/messages.js';
+import { claimDueMessages } from '../../src/delivery/queue.js';
 import { compileTemplate } from '../../src/templates/index.js';
 import { TrackingLinks } from '../../src/domain/tracking/links.js';
 import { RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';

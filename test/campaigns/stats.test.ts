@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import { recordEvents, type EventType } from '../../src/domain/events.js';
 import { runCampaignStep } from '../../src/domain/campaigns/runner.js';
-import { classify, HEALTH_RULES } from '../../src/domain/account-health.js';
+import { classify, HEALTH_RULES } from '../../src/domain/stats/account-health.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 import { createVerifiedDomain } from '../helpers/domains.js';
 import { api, campaignBody, seedList } from './helpers.js';

@@ -4,7 +4,7 @@ import { createApiKey, revokeKey } from '../../src/domain/keys/api-keys.js';
 import { KEY_CACHE_MS } from '../../src/domain/keys/key-cache.js';
 import { bootApp, createTestAccount, ManualClock } from '../helpers/app.js';
 
-// Issue 16: verified keys are trusted per process for KEY_CACHE_MS. Two app instances on one
+// Verified keys are trusted per process for KEY_CACHE_MS. Two app instances on one
 // database stand for two API processes; the clock is moved, never slept through.
 const clock = new ManualClock('2026-11-20T10:00:00.000Z');
 const first = await bootApp({ clock });

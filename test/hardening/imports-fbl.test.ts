@@ -5,7 +5,7 @@ import { releaseFailedImport } from '../../src/db/queries/imports.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 import { makeList } from '../audience/helpers.js';
 
-/** Issue 11, items 5 and 6: requests that answered 500, and an import that never finished. */
+/** Requests that answered 500, and an import that never finished. */
 const { app, pool, config } = await bootApp();
 const acme = await createTestAccount(pool);
 const json = { ...acme.live, 'content-type': 'application/json' };

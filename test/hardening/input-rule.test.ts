@@ -4,7 +4,7 @@ import { bootApp, createTestAccount } from '../helpers/app.js';
 import { createVerifiedDomain } from '../helpers/domains.js';
 
 /**
- * One input rule for every route (issue 11, items 2–4): NUL, unpaired surrogates, bytes that
+ * One input rule for every route: NUL, unpaired surrogates, bytes that
  * are not UTF-8 and too-deep JSON are refused with a 4xx and a stable code wherever they come
  * in. The operations come from the OpenAPI document, so a route added later is covered too.
  */

@@ -4,7 +4,7 @@ import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { bootApp } from '../helpers/app.js';
 
 /**
- * Issue 11, item 19: the served OpenAPI document stays clean under Redocly's `recommended`
+ * The served OpenAPI document stays clean under Redocly's `recommended`
  * ruleset (errors AND warnings): security on every operation, path parameters that exist, a
  * camelCase operationId on every operation (SDK generators name their methods by it), a 2xx
  * response everywhere. Routes added later are linted too: fix what this test names.

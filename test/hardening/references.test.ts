@@ -4,7 +4,7 @@ import { bootApp, createTestAccount } from '../helpers/app.js';
 import { createVerifiedDomain } from '../helpers/domains.js';
 
 /**
- * Issue 11, item 13: an id of another account is never accepted as a reference. Every field
+ * An id of another account is never accepted as a reference. Every field
  * that names another resource answers 422 for B's ids, with live and test keys alike, and
  * nothing is stored.
  */

@@ -5,7 +5,7 @@ import { RENDER_LIMITS } from '../../src/templates/render.js';
 import { AppError } from '../../src/errors.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 
-/** Issue 11, item 7: a render is bounded in output size and in work, preview and send alike. */
+/** A render is bounded in output size and in work, preview and send alike. */
 const { app, pool } = await bootApp();
 const acme = await createTestAccount(pool);
 const json = { ...acme.live, 'content-type': 'application/json' };

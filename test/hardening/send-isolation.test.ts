@@ -8,7 +8,7 @@ import { createVerifiedDomain } from '../helpers/domains.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 
 /**
- * Issue 11, item 1: one account's bad send must not fail another's. Sends of all accounts
+ * One account's bad send must not fail another's. Sends of all accounts
  * share the group commit, so the bad input is refused before it, and a statement that still
  * fails there fails only its own request.
  */

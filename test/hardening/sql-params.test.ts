@@ -6,7 +6,7 @@ import type { Queryable } from '../../src/db/pool.js';
 import { testDatabase } from '../helpers/db.js';
 
 /**
- * Issue 11, item 3: the page size of GET /emails and GET /captured was written into the SQL
+ * The page size of GET /emails and GET /captured was written into the SQL
  * text. Every value reaches SQL as a parameter: the statements seen by PostgreSQL hold no
  * trace of the limit, and a value that is not an integer is refused by PostgreSQL's typing.
  */

@@ -10,7 +10,7 @@ import { CLI, startCli } from '../helpers/cli.js';
 import { testDatabase } from '../helpers/db.js';
 
 /**
- * Issue 11, items 14 and 16: `postline start` warns when the public base URL is not https,
+ * `postline start` warns when the public base URL is not https,
  * prints no Fastify deprecation warning, and logs pretty lines on a terminal, JSON otherwise.
  */
 const db = await testDatabase();

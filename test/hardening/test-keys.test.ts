@@ -5,7 +5,7 @@ import { createVerifiedDomain } from '../helpers/domains.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
- * Issue 11, items 8 and 9: a test key performs no real action on ANY write route. Every
+ * A test key performs no real action on ANY write route. Every
  * POST / PUT / PATCH / DELETE of the OpenAPI document is called with the test key, then the
  * same request with the live key: same status (the send routes excepted: 200 sandbox vs 202
  * queued, as the spec says), same error codes, the same answer fields plus `sandbox: true`, an

@@ -5,7 +5,8 @@ import type { Response as LightMyRequestResponse } from 'light-my-request';
 import type { Clock } from '../../src/clock.js';
 import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../../src/domain/domains/domains.js';
 import { createResolver, toMailauthResolver } from '../../src/mail/dns.js';
-import { DeliveryEngine, DEFAULT_DELIVERY_OPTIONS, type DeliveryOptions } from '../../src/workers/delivery.js';
+import { DeliveryEngine, DEFAULT_DELIVERY_OPTIONS, type DeliveryOptions } from '../../src/delivery/engine.js';
+import { CampaignRenderer } from '../../src/domain/campaigns/content.js';
 import { bootApp, createTestAccount, type TestAccount, type TestApp } from './app.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { startSmtpMx, type SmtpMxOptions, type TestSmtpMx } from './smtp-mx.js';
@@ -51,7 +52,7 @@ export async function startMailEnv(opts: { clock?: Clock; env?: Record<string, s
 
   const log = pino({ level: 'silent' });
   const newEngine = (o: Partial<DeliveryOptions> = {}) => {
-    const e = new DeliveryEngine({ pool: t.pool, config: t.config, clock: t.clock, log }, { ...DEFAULT_DELIVERY_OPTIONS, ...o });
+    const e = new DeliveryEngine({ pool: t.pool, config: t.config, clock: t.clock, log, content: (links) => new CampaignRenderer(t.pool, links) }, { ...DEFAULT_DELIVERY_OPTIONS, ...o });
     after(() => e.close());
     return e;
   };

@@ -44,6 +44,8 @@ export interface SmtpMxOptions {
   auth?: { user: string; pass: string };
   /** The loopback address to listen on. Default 127.0.0.1. */
   address?: string;
+  /** The port; default any free one. Several MXs on different 127.0.0.x addresses may share one (delivery has a single MX port). */
+  port?: number;
   /** The STARTTLS certificate (e.g. from test/helpers/test-ca.ts). Default: smtp-server's self-signed one. */
   tls?: { key: string; cert: string };
 }
@@ -129,7 +131,7 @@ export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx>
   server.on('error', () => {}); // a client dropping mid-session is not a test failure
 
   const host = opts.address ?? '127.0.0.1';
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, host, resolve));
   const port = (server.server.address() as { port: number }).port;
 
   return {

@@ -182,7 +182,7 @@ test('fbl: the route is in the OpenAPI document, unversioned, without API-key se
   const doc = (await app.inject({ url: '/api/v1/openapi.json' })).json();
   const op = doc.paths['/api/fbl/inbound']?.post;
   assert.ok(op, 'documented');
-  // Not the API key: the FBL key, in a header or the query (Redocly's security-defined rule, issue 11 item 19).
+  // Not the API key: the FBL key, in a header or the query (Redocly's security-defined rule).
   assert.deepEqual(op.security, [{ fblKey: [] }, { fblKeyQuery: [] }]);
   assert.ok(Object.keys(op.requestBody.content).includes('message/rfc822'));
   assert.deepEqual(Object.keys(op.responses).sort(), ['202', '400', '401', '413']);

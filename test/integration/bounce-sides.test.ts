@@ -5,7 +5,7 @@ import nodemailer from 'nodemailer';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.js';
 import { startSmtpListener } from '../../src/inbound/smtp-listener.js';
-import { HEALTH_RULES } from '../../src/domain/account-health.js';
+import { HEALTH_RULES } from '../../src/domain/stats/account-health.js';
 import { createTestAccount } from '../helpers/app.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 import { aboutMessage, emailOf, sendReal, type SentMessage } from '../inbound/env.js';
@@ -59,6 +59,7 @@ for (const [reason, local, reply] of SENDER_SIDE_REPLIES) {
     const last = email.events.at(-1)!;
     assert.equal(last.type, 'soft_bounce');
     assert.deepEqual(last.data.bounce, { reason, category: 'sender', status: last.data.enhancedCode ?? null, diagnostic: last.data.response, mta: `mx.${RECIPIENT_DOMAIN}` });
+    assert.equal(last.data.ourFault, true);
     assert.equal((await suppression(at(local))).suppressed, false);
   });
 }
@@ -97,6 +98,7 @@ test('inbound listener: a sender-side bounce mail (554 5.7.1 spam) after a 250 r
   assert.deepEqual((email.events[2].data.bounce as { reason: string; category: string }), {
     reason: 'spam_detected', category: 'sender', status: '5.7.1', diagnostic: '554 5.7.1 Message rejected as spam by Content Filtering', mta: 'mx.receiver.example.net',
   });
+  assert.equal(email.events[2].data.ourFault, true);
   assert.equal((await suppression(msg.to)).suppressed, false);
 });
 
@@ -205,4 +207,56 @@ test('30-day rule: a delivery in between starts the count again; sender-side fai
   clock.advance(10 * 86_400_000);
   await sendOnce({ code: 552, message: '5.2.2 Mailbox full' });
   assert.equal((await suppression(to)).suppressed, false, 'only 2 recipient-side soft bounces since the delivery, 20 days apart');
+});
+
+test('delivery engine: a generic 5.1.1 whose words blame us (filtered for this sender) is sender-side, ourFault, never suppressed', async () => {
+  const to = at('filtered-here');
+  rules.set(to, { code: 550, message: '5.2.1 <filtered-here@example.net>: Mailbox disabled for this sender' });
+  const { id } = (await env.send(basicEmail({ to }))).json();
+  await env.deliverAll();
+  const last = (await emailOf(env, id)).events.at(-1)!;
+  assert.equal(last.type, 'soft_bounce');
+  assert.deepEqual([(last.data.bounce as { reason: string }).reason, last.data.ourFault], ['filtered', true]);
+  assert.equal((await suppression(to)).suppressed, false);
+});
+
+const DISABLED = { code: 550, message: '5.2.1 The email account that you tried to reach is disabled.' };
+
+test('suspended rule: a disabled mailbox is soft the first and second time; the third within 30 days, a day apart, suppresses it', async () => {
+  const to = at('disabled-account');
+  rules.set(to, DISABLED);
+  const sendOnce = async () => {
+    assert.equal((await env.send(basicEmail({ to }))).statusCode, 202);
+    await env.deliverAll();
+  };
+  await sendOnce();
+  assert.equal((await suppression(to)).suppressed, false, 'first: soft');
+  clock.advance(6 * 86_400_000);
+  await sendOnce();
+  assert.equal((await suppression(to)).suppressed, false, 'second: soft');
+  clock.advance(6 * 86_400_000);
+  await sendOnce();
+  const e = await entry(to);
+  assert.deepEqual([e?.reason, e?.bounceReason], ['hard_bounce', 'suspended']);
+  assert.match(String(e?.detail), /^suspended on 3 messages within 30 days/);
+});
+
+test('suspended rule: three in one hour do not suppress; a delivery in between starts the count again', async () => {
+  const burst = at('disabled-burst');
+  rules.set(burst, DISABLED);
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await env.send(basicEmail({ to: burst }))).statusCode, 202);
+    await env.deliverAll();
+    clock.advance(10 * 60_000);
+  }
+  assert.equal((await suppression(burst)).suppressed, false, 'a burst says nothing about tomorrow');
+  const back = at('disabled-then-back');
+  for (const reply of [DISABLED, DISABLED, null, DISABLED]) {
+    if (reply) rules.set(back, reply);
+    else rules.delete(back);
+    assert.equal((await env.send(basicEmail({ to: back }))).statusCode, 202);
+    await env.deliverAll();
+    clock.advance(2 * 86_400_000);
+  }
+  assert.equal((await suppression(back)).suppressed, false, 'the account came back in between');
 });

@@ -6,6 +6,8 @@ import {
   classifySmtpReply,
   parseRetryAfterSeconds,
 } from '../../src/mail/classify.js';
+import { classifyBounce } from '../../src/mail/bounces/verdict.js';
+import { DIALECT_TOKENS, PHRASE_FAMILIES } from '../../src/mail/bounces/phrases/index.js';
 
 const MX = 'mx.example.org';
 
@@ -116,4 +118,29 @@ test('classify: retry hints in the common phrasings', () => {
   assert.equal(parseRetryAfterSeconds('421 4.7.28 Rate limited, try again later in 30s'), 30);
   assert.equal(parseRetryAfterSeconds('451 4.3.0 Try again later'), undefined);
   assert.equal(parseRetryAfterSeconds('452 4.5.3 Too many recipients (max 100)'), undefined);
+});
+
+test('SMTP replies follow the bounce rules: every 5xx example of the phrase tables gets the same verdict as in a bounce mail', () => {
+  const examples = [...PHRASE_FAMILIES.flatMap((f) => f.phrases.map((p) => p.example)), ...DIALECT_TOKENS.map((t) => t.example)];
+  let checked = 0;
+  for (const example of examples) {
+    const m = /^(5\d\d)[ -]/.exec(example);
+    if (!m || m[1] === '503') continue;
+    const reply = classifySmtpReply(Number(m[1]), example, MX);
+    assert.equal(reply.kind, 'hard_bounce', example);
+    if (reply.kind !== 'hard_bounce') continue;
+    const mail = classifyBounce({ diagnostic: example, action: 'failed' });
+    assert.deepEqual([reply.verdict.reason, reply.verdict.dead, reply.ourFault], [mail.reason, mail.dead, mail.ourFault], example);
+    checked++;
+  }
+  assert.ok(checked > 50, `only ${checked} examples had a 5xx reply`);
+});
+
+test('SMTP replies: a 5.1.1 that blames us is not dead; a disabled-for-this-sender 5.2.1 is filtered, ourFault', () => {
+  const blocked = classifySmtpReply(550, '550 5.1.1 Mail not accepted from your server, contact the postmaster', MX);
+  assert.ok(blocked.kind === 'hard_bounce');
+  assert.deepEqual([blocked.verdict.reason, blocked.verdict.dead, blocked.ourFault], ['blocked', false, true]);
+  const filtered = classifySmtpReply(550, '550 5.2.1 <rcpt@example.org>: Mailbox disabled for this sender', MX);
+  assert.ok(filtered.kind === 'hard_bounce');
+  assert.deepEqual([filtered.verdict.reason, filtered.verdict.dead, filtered.ourFault], ['filtered', false, true]);
 });

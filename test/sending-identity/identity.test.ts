@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { parseSendingIdentity, poolFor, SendingIdentityError } from '../../src/delivery/sources/identity.js';
 import { compareSpf, spfRecordValue } from '../../src/domain/domains/records.js';
 import { dnsTargetsOf } from '../../src/domain/domains/domains.js';
+import { parsePolicy } from '../../src/delivery/policy.js';
 
 const SOURCES = {
   tx1: { address: '203.0.113.10', ehlo: 'mta1.example.com' },
@@ -87,7 +88,7 @@ describe('configuration', () => {
 
   test('POSTLINE_DELIVERY_POLICY brings the sources and pools into the config', () => {
     const config = loadConfig(env({ default: { maxConnections: 5 }, sources: SOURCES, pools: POOLS }));
-    assert.deepEqual(config.sendingIdentity.sources.map((s) => s.name), ['tx1', 'bulk1', 'new1']);
+    assert.deepEqual(config.deliveryPolicy.identity.sources.map((s) => s.name), ['tx1', 'bulk1', 'new1']);
   });
 
   test('a bad source stops start-up with a message naming the key', () => {
@@ -98,7 +99,7 @@ describe('configuration', () => {
   });
 
   test('a file that is not JSON stops start-up', () => {
-    assert.throws(() => loadConfig(env('{ sources: ')), (e: unknown) => e instanceof ConfigError && /cannot read .* as JSON/.test(e.message));
+    assert.throws(() => loadConfig(env('{ sources: ')), (e: unknown) => e instanceof ConfigError && /is not valid JSON/.test(e.message));
   });
 });
 
@@ -114,7 +115,7 @@ describe('SPF of sender domains names the source addresses', () => {
 
   test('the domain targets of a configuration carry its source addresses; without sources, none', () => {
     const base = { baseUrl: 'https://mail.postline.test', trackingHost: 'mail.postline.test' };
-    assert.deepEqual(dnsTargetsOf({ ...base, sendingIdentity: parseSendingIdentity({ sources: SOURCES, pools: POOLS }) }).sourceAddresses, ['203.0.113.10', '203.0.113.20', '2001:db8::20']);
-    assert.equal(dnsTargetsOf({ ...base, sendingIdentity: parseSendingIdentity({}) }).sourceAddresses, undefined);
+    assert.deepEqual(dnsTargetsOf({ ...base, deliveryPolicy: parsePolicy({ sources: SOURCES, pools: POOLS }) }).sourceAddresses, ['203.0.113.10', '203.0.113.20', '2001:db8::20']);
+    assert.equal(dnsTargetsOf({ ...base, deliveryPolicy: parsePolicy({}) }).sourceAddresses, undefined);
   });
 });

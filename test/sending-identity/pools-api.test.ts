@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { createMailDns } from '../../src/mail/dns.js';
-import { checkSourceDns } from '../../src/delivery/sources/fcrdns.js';
+import { checkSourceDns } from '../../src/mail/fcrdns.js';
 import { checkSourcesAtStart } from '../../src/delivery/sources/check-at-start.js';
 import { setAccountPool } from '../../src/domain/accounts.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
@@ -83,7 +83,7 @@ describe('pools per account', () => {
   test('a pool removed from the policy: the account falls back to the stream pool', async () => {
     await pool.query('UPDATE accounts SET pool_broadcast = $2 WHERE id = $1', [acme.accountId, 'retired']);
     assert.equal((await me()).pools.broadcast, 'broadcast');
-    await setAccountPool(pool, config.sendingIdentity, acme.accountId, 'default');
+    await setAccountPool(pool, Object.keys(config.deliveryPolicy.identity.pools), acme.accountId, 'default');
   });
 });
 
@@ -105,7 +105,7 @@ describe('the source a message left from', () => {
 
 describe('forward-confirmed reverse DNS of the sources', () => {
   const dns = () => createMailDns({ servers: [dnsServer.address] });
-  const tx1 = config.sendingIdentity.sources[0];
+  const tx1 = config.deliveryPolicy.identity.sources[0];
 
   test('EHLO name resolving to the address and PTR naming it back: ok', async () => {
     dnsServer.setRecords('tx1.mta.test', 'A', ['127.0.0.71']);
@@ -144,7 +144,7 @@ describe('forward-confirmed reverse DNS of the sources', () => {
     dnsServer.setRecords(reverseName('127.0.0.73'), 'PTR', ['own1.mta.test']);
     const lines: string[] = [];
     const log = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) });
-    const checks = await checkSourcesAtStart({ pool, dns: dns(), identity: config.sendingIdentity, now: new Date('2026-11-20T10:00:00Z'), log });
+    const checks = await checkSourcesAtStart({ pool, dns: dns(), identity: config.deliveryPolicy.identity, now: new Date('2026-11-20T10:00:00Z'), log });
     assert.deepEqual(checks.map((c) => [c.name, c.ok]), [['tx1', true], ['bulk1', false], ['own1', true]]);
     assert.equal(lines.length, 1);
     assert.match(JSON.parse(lines[0]).msg, /^source bulk1: forward-confirmed reverse DNS fails: 127\.0\.0\.72 has no PTR record/);
@@ -157,8 +157,22 @@ describe('forward-confirmed reverse DNS of the sources', () => {
     assert.match(body.data[1].dns.warning, /no PTR record/);
 
     // An account with its own pool sees that pool's source, and not the pools it does not use.
-    await setAccountPool(pool, config.sendingIdentity, other.accountId, 'acme', 'broadcast');
+    await setAccountPool(pool, Object.keys(config.deliveryPolicy.identity.pools), other.accountId, 'acme', 'broadcast');
     const mine = (await app.inject({ url: '/api/v1/deliverability/sources', headers: other.live })).json();
     assert.deepEqual(mine.data.map((s: { name: string }) => s.name), ['tx1', 'own1']);
   });
+});
+
+test('postline delivery sources --json: every source with its pools, DNS check and warm-up', async () => {
+  const res = await runCli(['delivery', 'sources', '--json'], cliEnv);
+  assert.equal(res.code, 0, res.stderr);
+  const { sources } = JSON.parse(res.stdout);
+  assert.deepEqual(sources.map((s: { name: string; address: string; pools: string[]; warmup: unknown }) => [s.name, s.address, s.pools, s.warmup]), [
+    ['tx1', '127.0.0.71', ['transactional'], null],
+    ['bulk1', '127.0.0.72', ['broadcast'], null],
+    ['own1', '127.0.0.73', ['acme'], null],
+  ]);
+  assert.equal(sources[1].dns.ok, false);
+  const readable = await runCli(['delivery', 'sources'], cliEnv);
+  assert.match(readable.stdout, /source bulk1: forward-confirmed reverse DNS fails/);
 });

@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/clock.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 
 /**
- * Issue 11 item 15: a worker process killed with SIGKILL while a slow MX is accepting its
+ * A worker process killed with SIGKILL while a slow MX is accepting its
  * messages. Outcomes are recorded as they happen, so only what was in flight is sent again,
  * and the next worker on the host takes the dead one's leases at once (the clock never moves:
  * no lease expires in this test).

@@ -144,7 +144,7 @@ test('delivery: a DNS failure for the recipient domain defers; NXDOMAIN hard-bou
 test('delivery: a worker that dies after claiming loses nothing: the lease expires and another worker delivers', async () => {
   const to = `lease@${RECIPIENT_DOMAIN}`;
   const { id } = (await env.send(basicEmail({ to }))).json();
-  const { claimDueMessages } = await import('../../src/queue/messages.js');
+  const { claimDueMessages } = await import('../../src/delivery/queue.js');
   const claimed = await claimDueMessages(pool, 'dead-worker', clock.now(), 10, 5 * 60_000);
   assert.ok(claimed.some((m) => m.id === id));
   assert.equal((await statusOf(id)).status, 'sending');

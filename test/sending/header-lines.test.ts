@@ -5,7 +5,7 @@ import { ManualClock } from '../../src/clock.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 
 /**
- * Issue 11 items 11 and 12, checked on the bytes the test MX received: no line over 998
+ * Checked on the bytes the test MX received: no line over 998
  * octets whatever the input (long words are encoded, structured headers that cannot be are
  * refused), and addresses with a UTF-8 local part are refused at the API (docs/sending.md).
  */

@@ -5,7 +5,7 @@ import { ManualClock } from '../../src/clock.js';
 import { createTestAccount } from '../helpers/app.js';
 import { basicEmail, RECIPIENT_DOMAIN, SENDER_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 
-/** Issue 11 item 10: every envelope recipient (to, cc, bcc) is delivered and reported on its own. */
+/** Every envelope recipient (to, cc, bcc) is delivered and reported on its own. */
 
 const clock = new ManualClock('2026-11-20T10:00:00.000Z');
 const env = await startMailEnv({ clock });

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { claimDueMessages } from '../../src/queue/messages.js';
+import { claimDueMessages } from '../../src/delivery/queue.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';
 
-// Issue 16: the worker's refilling claim. A slow MX (each DATA answered after 150 ms) keeps
+// The worker's refilling claim. A slow MX (each DATA answered after 150 ms) keeps
 // deliveries in flight long enough to see the engine claim again before its first claim is done.
 const env = await startMailEnv({ mx: { dataDelayMs: 150, starttls: false } });
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.js';
 import { suppress } from '../../src/domain/suppression.js';
-import { createTemplate } from '../../src/domain/templates.js';
+import { createTemplate } from '../../src/domain/stored-templates.js';
 import { startWorkers } from '../../src/workers/index.js';
 import { createTestAccount } from '../helpers/app.js';
 import { basicEmail, RECIPIENT_DOMAIN, startMailEnv } from '../helpers/mail-env.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
-import { renderCompiledTemplate, requireTemplateForSend } from '../../src/domain/templates.js';
+import { renderCompiledTemplate, requireTemplateForSend } from '../../src/domain/stored-templates.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 
 const { app, pool } = await bootApp();

@@ -6,7 +6,7 @@ import { runCli } from '../helpers/cli.js';
 import { recordEvents } from '../../src/domain/events.js';
 import { dispatchOnce } from '../../src/workers/webhooks.js';
 
-/** Issue 11, item 17: a disabled hook can be re-enabled (API and CLI). */
+/** A disabled hook can be re-enabled (API and CLI). */
 const clock = new ManualClock('2026-11-20T10:00:00.000Z');
 const { app, pool, config, dbUrl } = await bootApp({ clock });
 const deps = { config, pool, clock };

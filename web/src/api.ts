@@ -1,4 +1,5 @@
 /** The dashboard's only way to the server: documented /api/v1 routes, with the session cookie and CSRF header. */
+import type { operations } from './api-types';
 
 export interface Problem {
   type?: string;
@@ -88,3 +89,16 @@ export function qs(params: Record<string, string | number | undefined | null>): 
   const s = p.toString();
   return s ? `?${s}` : '';
 }
+
+/*
+ * The API's types, generated from the OpenAPI document (api-types.ts; `npm run lint` fails when
+ * it is not current), named by operationId: `Answer<'getCampaign'>` is what GET
+ * /campaigns/{id} answers, `Item<'listApiKeys'>` one item of GET /keys's `data`.
+ */
+type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+/** The JSON answer of an operation for a status (200 unless given). */
+export type Answer<Op extends keyof operations, Status extends number = 200> =
+  operations[Op]['responses'] extends infer Rs ? (Status extends keyof Rs ? JsonOf<Rs[Status]> : never) : never;
+type DataItem<A> = A extends { data: (infer T)[] } ? T : never;
+/** One item of a list operation's `data` (of the answer that has one, when it may be another). */
+export type Item<Op extends keyof operations> = DataItem<Answer<Op>>;

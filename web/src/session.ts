@@ -1,6 +1,2 @@
-export interface SessionInfo {
-  user: { id: string; email: string; hasPassword: boolean; accountId: string };
-  account: { id: string; name: string; monthlyQuota: number | null };
-  csrfToken: string;
-  expiresAt: string;
-}
+import type { Answer } from './api';
+export type SessionInfo = Answer<'getSession'>;

@@ -39,6 +39,39 @@ export async function selectSoftBounceRun(db: Queryable, accountId: string, emai
   return { first: r?.first ?? null, messages: Number(r?.messages ?? 0), lastReason: r?.last_reason ?? null, lastDiagnostic: r?.last_diagnostic ?? null };
 }
 
+/** The address's `suspended` soft bounces since a moment and since its last sign of life (docs/bounces.md). */
+export interface SuspendedRun {
+  messages: number;
+  first: Date | null;
+  last: Date | null;
+  lastDiagnostic: string | null;
+}
+
+// Same index and same "sign of life" as selectSoftBounceRun; only `suspended` bounces count,
+// one per message, from `since` on.
+export async function selectSuspendedRun(db: Queryable, accountId: string, email: string, since: Date): Promise<SuspendedRun> {
+  const { rows } = await db.query<{ messages: string; first: Date | null; last: Date | null; last_diagnostic: string | null }>(
+    `WITH alive AS (
+       SELECT max(e.occurred_at) AS at FROM events e
+        WHERE e.account_id = $1 AND lower(e.email) = lower($2)
+          AND (e.type IN ('open', 'click')
+               OR (e.type = 'delivered' AND NOT EXISTS (
+                     SELECT 1 FROM events b WHERE b.message_id = e.message_id AND b.type IN ('soft_bounce', 'hard_bounce'))))
+     ), run AS (
+       SELECT s.occurred_at, s.message_id, s.data->'bounce'->>'diagnostic' AS diagnostic FROM events s, alive
+        WHERE s.account_id = $1 AND lower(s.email) = lower($2) AND s.type = 'soft_bounce'
+          AND s.data->'bounce'->>'reason' = 'suspended' AND s.occurred_at >= $3
+          AND (alive.at IS NULL OR s.occurred_at > alive.at)
+     )
+     SELECT count(DISTINCT message_id) AS messages, min(occurred_at) AS first, max(occurred_at) AS last,
+            (SELECT diagnostic FROM run ORDER BY occurred_at DESC LIMIT 1) AS last_diagnostic
+       FROM run`,
+    [accountId, email, since],
+  );
+  const r = rows[0];
+  return { messages: Number(r?.messages ?? 0), first: r?.first ?? null, last: r?.last ?? null, lastDiagnostic: r?.last_diagnostic ?? null };
+}
+
 export interface OutcomeCount {
   type: string;
   category: string | null;

@@ -42,6 +42,7 @@ export interface PendingConfirmationRow {
  * Unsent confirmations, oldest first, locked for the calling transaction; SKIP LOCKED lets
  * several mailers take disjoint batches. Rows whose subscriber is no longer unconfirmed
  * (confirmed by an earlier mail, unsubscribed, deleted) are not returned.
+ * Claim shape 1 of docs/architecture.md#background-jobs-one-claimlease-pattern.
  */
 export async function selectPendingConfirmations(db: Queryable, limit: number): Promise<PendingConfirmationRow[]> {
   const { rows } = await db.query<PendingConfirmationRow>(

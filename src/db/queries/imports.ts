@@ -64,6 +64,7 @@ export async function selectImportPage(db: Queryable, accountId: string, page: P
  * died), or the given one only when `id` is set (the CLI runs its own import). One statement:
  * the inner SELECT … FOR UPDATE SKIP LOCKED picks a row no other claimer holds, the UPDATE
  * takes the lease and counts the attempt.
+ * Claim shape 3 of docs/architecture.md#background-jobs-one-claimlease-pattern.
  */
 export async function claimImport(db: Queryable, c: { workerId: string; now: Date; leaseUntil: Date; id?: string }): Promise<ImportRow | null> {
   const { rows } = await db.query<ImportRow>(
@@ -132,7 +133,7 @@ export async function releaseFailedImport(
   r: { message: string; final: boolean; retryAt: Date; now: Date },
 ): Promise<void> {
   // Every parameter is typed: an untyped `CASE WHEN $4 THEN NULL ELSE $5 END` made this
-  // statement fail itself, leaving a failed import `running` for ever (issue 11, item 6).
+  // statement fail itself, leaving a failed import `running` for ever.
   await db.query(
     `UPDATE subscriber_imports SET failure = $3::text,
             status = CASE WHEN $4::boolean THEN 'failed' ELSE status END,

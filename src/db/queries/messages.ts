@@ -1,4 +1,5 @@
 import type { Queryable } from '../pool.js';
+import { NO_QUOTA, quotaGate } from './quota.js';
 
 /** A messages row as stored (snake_case, as json_populate_recordset expects it). */
 export interface MessageRow {
@@ -76,18 +77,8 @@ export async function insertAcceptedMessages(
   counted: number = rows.length,
 ): Promise<boolean> {
   const params: unknown[] = [JSON.stringify(rows), JSON.stringify(events)];
-  let gate = 'TRUE';
-  let counter = '';
-  if (quota) {
-    params.push(quota.accountId, quota.month, counted, quota.limit);
-    counter = `q AS (
-      INSERT INTO usage_counters AS u (account_id, month, sent)
-      SELECT $3::text, $4::date, $5::int WHERE $5::int <= $6::int
-      ON CONFLICT (account_id, month) DO UPDATE SET sent = u.sent + EXCLUDED.sent WHERE u.sent + EXCLUDED.sent <= $6::int
-      RETURNING sent
-    ),`;
-    gate = 'EXISTS (SELECT 1 FROM q)';
-  }
+  if (quota) params.push(quota.accountId);
+  const { counter, gate } = quota ? quotaGate(params, '$3', { month: quota.month, count: counted, limit: quota.limit }) : NO_QUOTA;
   const { rows: out } = await db.query(
     `WITH ${counter}
      m AS (INSERT INTO messages SELECT * FROM json_populate_recordset(NULL::messages, $1::json) WHERE ${gate} RETURNING 1),
@@ -200,4 +191,15 @@ export async function latestMessageTo(db: Queryable, email: string, accountId?: 
 export async function getMessageById(db: Queryable, id: string): Promise<MessageRow | null> {
   const { rows } = await db.query<MessageRow>('SELECT * FROM messages WHERE id = $1', [id]);
   return rows[0] ?? null;
+}
+
+// The source address each message's last attempt left from (docs/sending-identity.md), for
+// the messages of one outcome flush.
+export async function recordMessageSources(db: Queryable, sources: { id: string; name: string; address: string }[]): Promise<void> {
+  if (sources.length === 0) return;
+  await db.query(
+    `UPDATE messages m SET source_name = r.name, source_address = r.address
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS r(id, name, address) WHERE m.id = r.id`,
+    [sources.map((s) => s.id), sources.map((s) => s.name), sources.map((s) => s.address)],
+  );
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from '../pool.js';
-import type { SourceCheck } from '../../delivery/sources/fcrdns.js';
+import type { SourceCheck } from '../../mail/fcrdns.js';
 
 // The start-up check replaces what the previous start found: sources no longer in the policy
 // go, the others are overwritten.

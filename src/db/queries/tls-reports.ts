@@ -66,3 +66,16 @@ export async function purgeTlsSessions(db: Queryable, before: string): Promise<n
   const { rowCount } = await db.query('DELETE FROM tls_report_sessions WHERE day < $1::date', [before]);
   return rowCount ?? 0;
 }
+
+// Claims the sending of one domain's report for one day; false when another worker has it.
+export async function claimTlsReportSend(db: Queryable, domain: string, day: string, now: Date): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'INSERT INTO tls_reports_sent (domain, day, claimed_at) VALUES ($1, $2::date, $3) ON CONFLICT DO NOTHING',
+    [domain, day, now],
+  );
+  return rowCount === 1;
+}
+
+export async function recordTlsReportSend(db: Queryable, domain: string, day: string, outcome: unknown): Promise<void> {
+  await db.query('UPDATE tls_reports_sent SET outcome = $3 WHERE domain = $1 AND day = $2::date', [domain, day, JSON.stringify(outcome)]);
+}

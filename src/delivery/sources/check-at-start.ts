@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Pool } from '../../db/pool.js';
 import { replaceSourceChecks } from '../../db/queries/source-checks.js';
 import type { MailDns } from '../../mail/dns.js';
-import { checkSourceDns, type SourceCheck } from './fcrdns.js';
+import { checkSourceDns, type SourceCheck } from '../../mail/fcrdns.js';
 import type { SendingIdentity } from './identity.js';
 
 /**

@@ -15,8 +15,9 @@
  */
 import { isIP } from 'node:net';
 
-export type Stream = 'transactional' | 'broadcast';
-export const STREAMS: readonly Stream[] = ['transactional', 'broadcast'];
+import { STREAMS, type Stream } from '../../domain/accounts.js';
+
+export { STREAMS, type Stream };
 
 export interface WarmupPlan {
   /** The UTC day (YYYY-MM-DD) the source sends its first messages: day 1 of `daily`. */

@@ -66,7 +66,7 @@ function throwIfAny(errors: FieldError[]): void {
 }
 
 /**
- * A confirmation template must be one of this account's (issue 11, item 13): another
+ * A confirmation template must be one of this account's: another
  * account's id is refused like an unknown one, 422, never stored as a reference.
  */
 async function checkTemplateReference(db: Queryable, accountId: string, templateId: string | null | undefined): Promise<void> {

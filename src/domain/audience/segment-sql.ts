@@ -1,4 +1,7 @@
 import { AppError, type FieldError } from '../../errors.js';
+import {
+  isDateString, parseRuleTree, RULE_LIMITS, type RuleCondition, type RuleGroup, type RuleMatch, type RuleNode, type RuleVocabulary,
+} from '../rules/rule-language.js';
 
 /**
  * Segment definitions and their compilation to SQL.
@@ -21,20 +24,13 @@ import { AppError, type FieldError } from '../../errors.js';
  * String contains / starts_with ignore case, as does everything on email.
  */
 
-export type SegmentMatch = 'all' | 'any';
-export interface SegmentCondition {
-  field: string;
-  op: string;
-  value?: unknown;
-}
-export interface SegmentGroup {
-  match: SegmentMatch;
-  conditions: SegmentNode[];
-}
-export type SegmentNode = SegmentCondition | SegmentGroup;
+export type SegmentMatch = RuleMatch;
+export type SegmentCondition = RuleCondition;
+export type SegmentGroup = RuleGroup;
+export type SegmentNode = RuleNode;
 export type SegmentDefinition = SegmentGroup;
 
-export const SEGMENT_LIMITS = { depth: 5, conditions: 200, inValues: 1000, stringValue: 1000, withinDays: 36500, attributePath: 5 } as const;
+export const SEGMENT_LIMITS = RULE_LIMITS;
 
 type Kind = 'email' | 'name' | 'status' | 'createdAt' | 'list' | 'attribute' | 'engagement';
 
@@ -54,7 +50,6 @@ export const SEGMENT_FIELDS = ['email', 'name', 'status', 'createdAt', 'list', '
 const EVENT_OF: Record<string, string> = { opened: 'open', clicked: 'click', received: 'delivered' };
 const STATUSES = ['active', 'unconfirmed', 'unsubscribed', 'bounced', 'complained'];
 const COMPARE: Record<string, string> = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' };
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 function kindOf(field: string): Kind | null {
@@ -68,11 +63,18 @@ function attributePath(field: string): string[] {
   return field.slice('attributes.'.length).split('.');
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isDateString = (v: unknown): v is string => typeof v === 'string' && ISO_DATE.test(v) && !Number.isNaN(Date.parse(v));
 
 // ---------------------------------------------------------------------------------------
 // Parsing and validation
+
+const SEGMENT_VOCABULARY: RuleVocabulary<Kind> = {
+  kindOf,
+  opsOf: OPS_OF,
+  fields: SEGMENT_FIELDS,
+  ops: SEGMENT_OPS,
+  pathOf: (kind, field) => (kind === 'attribute' ? attributePath(field) : null),
+  valueProblem,
+};
 
 /**
  * Checks a definition from a request and returns it normalised (only known members). Every
@@ -80,73 +82,9 @@ const isDateString = (v: unknown): v is string => typeof v === 'string' && ISO_D
  */
 export function parseSegmentDefinition(raw: { match?: unknown; conditions?: unknown }): SegmentDefinition {
   const errors: FieldError[] = [];
-  const counter = { n: 0 };
-  const def = parseGroup(raw, '', 1, errors, counter, true);
-  if (counter.n > SEGMENT_LIMITS.conditions) errors.push({ field: 'conditions', message: `must hold at most ${SEGMENT_LIMITS.conditions} conditions in all` });
+  const def = parseRuleTree(raw, '', SEGMENT_VOCABULARY, errors);
   if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
   return def;
-}
-
-function parseGroup(raw: Record<string, unknown>, at: string, depth: number, errors: FieldError[], counter: { n: number }, top: boolean): SegmentGroup {
-  const match = raw.match ?? 'all';
-  if (match !== 'all' && match !== 'any') errors.push({ field: `${at}match`, message: 'must be "all" or "any"' });
-  for (const k of Object.keys(raw)) if (k !== 'match' && k !== 'conditions') errors.push({ field: `${at}${k}`, message: 'is not a known field' });
-  const list = raw.conditions;
-  if (!Array.isArray(list)) {
-    errors.push({ field: `${at}conditions`, message: 'must be an array' });
-    return { match: 'all', conditions: [] };
-  }
-  if (!top && list.length === 0) errors.push({ field: `${at}conditions`, message: 'must not be empty in a nested group' });
-  if (depth > SEGMENT_LIMITS.depth) {
-    errors.push({ field: `${at}conditions`, message: `groups may be nested at most ${SEGMENT_LIMITS.depth} deep` });
-    return { match: 'all', conditions: [] };
-  }
-  const conditions: SegmentNode[] = [];
-  list.forEach((node, i) => {
-    const here = `${at}conditions[${i}].`;
-    if (!isObject(node)) {
-      errors.push({ field: `${at}conditions[${i}]`, message: 'must be a condition {field, op, value} or a group {match, conditions}' });
-    } else if ('conditions' in node) {
-      if ('field' in node || 'op' in node) errors.push({ field: `${at}conditions[${i}]`, message: 'is either a condition or a group, not both' });
-      else conditions.push(parseGroup(node, here, depth + 1, errors, counter, false));
-    } else {
-      counter.n++;
-      const c = parseCondition(node, here, errors);
-      if (c) conditions.push(c);
-    }
-  });
-  return { match: match === 'any' ? 'any' : 'all', conditions };
-}
-
-function parseCondition(node: Record<string, unknown>, at: string, errors: FieldError[]): SegmentCondition | null {
-  const before = errors.length;
-  for (const k of Object.keys(node)) if (k !== 'field' && k !== 'op' && k !== 'value') errors.push({ field: `${at}${k}`, message: 'is not a known field' });
-  const { field, op, value } = node;
-  if (typeof field !== 'string') {
-    errors.push({ field: `${at}field`, message: 'must be a string' });
-    return null;
-  }
-  const kind = kindOf(field);
-  if (!kind) errors.push({ field: `${at}field`, message: `unknown field ${JSON.stringify(field)} (known: ${SEGMENT_FIELDS.join(', ')})` });
-  if (typeof op !== 'string' || !(SEGMENT_OPS as readonly string[]).includes(op)) {
-    errors.push({ field: `${at}op`, message: `unknown op ${JSON.stringify(op)} (known: ${SEGMENT_OPS.join(', ')})` });
-    return null;
-  }
-  if (!kind) return null;
-  if (kind === 'attribute') {
-    const path = attributePath(field);
-    if (path.length > SEGMENT_LIMITS.attributePath || path.some((p) => p.length === 0 || p.length > 100)) {
-      errors.push({ field: `${at}field`, message: `attribute path must be 1 to ${SEGMENT_LIMITS.attributePath} non-empty keys of at most 100 characters` });
-    }
-  }
-  if (!OPS_OF[kind].includes(op)) {
-    errors.push({ field: `${at}op`, message: `op "${op}" is not supported for field ${JSON.stringify(field)} (supported: ${OPS_OF[kind].join(', ')})` });
-    return null;
-  }
-  const problem = valueProblem(kind, op, value);
-  if (problem) errors.push({ field: `${at}value`, message: problem });
-  if (errors.length > before) return null;
-  return op === 'exists' || op === 'not_exists' ? { field, op } : { field, op, value };
 }
 
 function valueProblem(kind: Kind, op: string, v: unknown): string | null {

@@ -94,7 +94,7 @@ function listReferences(node: SegmentNode): string[] {
 }
 
 /**
- * Lists named in conditions must be this account's (issue 11, item 13): a condition on another
+ * Lists named in conditions must be this account's: a condition on another
  * account's list would be stored as a reference to it, so it is refused with 422 like an
  * unknown list, when the segment is created or its conditions change.
  */

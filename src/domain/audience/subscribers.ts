@@ -11,9 +11,10 @@ import { hasPrefix, newId } from '../../ids.js';
 import { emailKey, parseEmailAddress } from '../email-address.js';
 import { requireLists } from './lists.js';
 import { exitRunsOnUnsubscribe, fireBuiltInEvent } from '../automations/trigger.js';
+import type { SubscriberWrites } from '../automations/steps.js';
 
 /**
- * Subscribers: one per address and account (matched case-insensitively, DESIGN.md §4), in any
+ * Subscribers: one per address and account (matched case-insensitively, docs/architecture.md#identifiers-and-data), in any
  * number of lists. Writes here run several statements: call them inside a transaction.
  *
  * Status: `active`, `unconfirmed` (double opt-in pending), `unsubscribed`, `bounced`,
@@ -157,6 +158,14 @@ export async function upsertSubscriber(
   }
   return { subscriber, created: row.inserted };
 }
+
+/** The writes of automations' update_subscriber steps, passed to their engine. */
+export const subscriberWritesForAutomations: SubscriberWrites = {
+  upsert: (db, accountId, input, now) => upsertSubscriber(db, accountId, input, now),
+  removeLists: async (db, accountId, subscriberId, lists, now) => {
+    await updateSubscriber(db, accountId, subscriberId, { removeLists: lists }, now);
+  },
+};
 
 /** A subscriber by id (`sub_…`) or by address (any case). */
 async function find(db: Queryable, accountId: string, idOrEmail: string): Promise<SubscriberRow | null> {

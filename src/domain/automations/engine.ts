@@ -15,7 +15,7 @@ import {
   enterBranch, formatPosition, nextPosition, parseDuration, parsePosition, stepAt, type Position, type Step,
 } from './definition.js';
 import { evaluateRule, ruleNeedsEngagement, ruleNeedsSubscriber } from './rules.js';
-import { performSend, performUpdateSubscriber, type StepContext } from './steps.js';
+import { performSend, performUpdateSubscriber, type StepContext, type SubscriberWrites } from './steps.js';
 import { loadRuleSubscriber } from './trigger.js';
 
 /**
@@ -32,6 +32,8 @@ export interface EngineDeps {
   config: Config;
   links: TrackingLinks;
   now: () => Date;
+  /** What update_subscriber steps write (audience/subscribers.ts's subscriberWritesForAutomations). */
+  subscribers: SubscriberWrites;
 }
 
 export const ENGINE_BATCH = 200;
@@ -71,7 +73,8 @@ export async function runDueAutomations(deps: EngineDeps, limit = ENGINE_BATCH):
     for (const run of runs) {
       const automation = automations.get(run.automation_id)!;
       if (!quotas.has(run.account_id)) quotas.set(run.account_id, (await getAccount(tx, run.account_id))?.monthly_quota ?? null);
-      const ctx: StepContext = { db: tx, config: deps.config, links: deps.links, now, monthlyQuota: quotas.get(run.account_id)!, findDomain };
+      const ctx: StepContext = { db: tx, config: deps.config, links: deps.links, now, monthlyQuota: quotas.get(run.account_id)!, findDomain,
+        subscribers: deps.subscribers };
       // An update_subscriber step can fire a built-in event (subscriber.created) that wakes
       // runs of this batch already moved: their states are written first, outside any run's
       // savepoint, so the wake-up applies to what they became.

@@ -1,5 +1,9 @@
 import type { FieldError } from '../../errors.js';
-import { SEGMENT_LIMITS } from '../audience/segment-sql.js';
+import {
+  isDateString, parseRuleTree, RULE_LIMITS, type RuleCondition, type RuleGroup, type RuleVocabulary,
+} from '../rules/rule-language.js';
+
+export type { RuleCondition, RuleGroup };
 
 /**
  * The rule language of automations: the segments' shape — `{match: "all"|"any", conditions}`
@@ -18,16 +22,6 @@ import { SEGMENT_LIMITS } from '../audience/segment-sql.js';
  * Without a subscriber for the address, subscriber fields are absent (name/status/list match
  * nothing except not_exists / neq).
  */
-
-export interface RuleCondition {
-  field: string;
-  op: string;
-  value?: unknown;
-}
-export interface RuleGroup {
-  match: 'all' | 'any';
-  conditions: (RuleCondition | RuleGroup)[];
-}
 
 export interface RuleSubscriber {
   name: string | null;
@@ -63,7 +57,6 @@ const OPS_OF: Record<Kind, readonly string[]> = {
 };
 export const RULE_FIELDS = ['data.<key>', 'email', 'name', 'status', 'createdAt', 'list', 'attributes.<key>', 'opened', 'clicked', 'wait'] as const;
 const ALL_OPS = [...VALUE_OPS, 'within', 'not_within'];
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const DAY_MS = 86_400_000;
 
 function kindOf(field: string): Kind | null {
@@ -75,99 +68,45 @@ function kindOf(field: string): Kind | null {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isDateString = (v: unknown): v is string => typeof v === 'string' && ISO_DATE.test(v) && !Number.isNaN(Date.parse(v));
-const isScalar = (v: unknown) => (typeof v === 'string' && v.length <= SEGMENT_LIMITS.stringValue) || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean';
+const isScalar = (v: unknown) => (typeof v === 'string' && v.length <= RULE_LIMITS.stringValue) || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean';
 
 // ---------------------------------------------------------------------------------------
 // Validation
 
+const AUTOMATION_VOCABULARY: RuleVocabulary<Kind> = {
+  kindOf,
+  opsOf: OPS_OF,
+  fields: RULE_FIELDS,
+  ops: ALL_OPS,
+  pathOf: (kind, field) => (kind === 'data' || kind === 'attribute' ? field.slice(field.indexOf('.') + 1).split('.') : null),
+  valueProblem,
+};
+
 /** Checks a rule at `at` (e.g. `steps[2].if`), pushing each problem with its path. */
 export function parseRule(raw: unknown, at: string, errors: FieldError[]): RuleGroup {
-  if (!isObject(raw)) {
-    errors.push({ field: at, message: 'must be a rule {match, conditions}' });
-    return { match: 'all', conditions: [] };
-  }
-  const counter = { n: 0 };
-  const rule = parseGroup(raw, at, 1, errors, counter);
-  if (counter.n > SEGMENT_LIMITS.conditions) errors.push({ field: `${at}.conditions`, message: `must hold at most ${SEGMENT_LIMITS.conditions} conditions in all` });
-  return rule;
-}
-
-function parseGroup(raw: Record<string, unknown>, at: string, depth: number, errors: FieldError[], counter: { n: number }): RuleGroup {
-  const match = raw.match ?? 'all';
-  if (match !== 'all' && match !== 'any') errors.push({ field: `${at}.match`, message: 'must be "all" or "any"' });
-  for (const k of Object.keys(raw)) if (k !== 'match' && k !== 'conditions') errors.push({ field: `${at}.${k}`, message: 'is not a known field' });
-  if (!Array.isArray(raw.conditions)) {
-    errors.push({ field: `${at}.conditions`, message: 'must be an array' });
-    return { match: 'all', conditions: [] };
-  }
-  if (depth > SEGMENT_LIMITS.depth) {
-    errors.push({ field: `${at}.conditions`, message: `groups may be nested at most ${SEGMENT_LIMITS.depth} deep` });
-    return { match: 'all', conditions: [] };
-  }
-  const conditions: (RuleCondition | RuleGroup)[] = [];
-  raw.conditions.forEach((node: unknown, i: number) => {
-    const here = `${at}.conditions[${i}]`;
-    if (!isObject(node)) errors.push({ field: here, message: 'must be a condition {field, op, value} or a group {match, conditions}' });
-    else if ('conditions' in node) conditions.push(parseGroup(node, here, depth + 1, errors, counter));
-    else {
-      counter.n++;
-      const c = parseCondition(node, here, errors);
-      if (c) conditions.push(c);
-    }
-  });
-  return { match: match === 'any' ? 'any' : 'all', conditions };
-}
-
-function parseCondition(node: Record<string, unknown>, at: string, errors: FieldError[]): RuleCondition | null {
-  const before = errors.length;
-  for (const k of Object.keys(node)) if (k !== 'field' && k !== 'op' && k !== 'value') errors.push({ field: `${at}.${k}`, message: 'is not a known field' });
-  const { field, op, value } = node;
-  const kind = typeof field === 'string' ? kindOf(field) : null;
-  if (typeof field !== 'string' || !kind) {
-    errors.push({ field: `${at}.field`, message: `unknown field ${JSON.stringify(field)} (known: ${RULE_FIELDS.join(', ')})` });
-    return null;
-  }
-  if ((kind === 'data' || kind === 'attribute')) {
-    const path = field.slice(field.indexOf('.') + 1).split('.');
-    if (path.length > SEGMENT_LIMITS.attributePath || path.some((p) => p.length === 0 || p.length > 100)) {
-      errors.push({ field: `${at}.field`, message: `path must be 1 to ${SEGMENT_LIMITS.attributePath} non-empty keys of at most 100 characters` });
-    }
-  }
-  if (typeof op !== 'string' || !ALL_OPS.includes(op)) {
-    errors.push({ field: `${at}.op`, message: `unknown op ${JSON.stringify(op)} (known: ${ALL_OPS.join(', ')})` });
-    return null;
-  }
-  if (!OPS_OF[kind].includes(op)) {
-    errors.push({ field: `${at}.op`, message: `op "${op}" is not supported for field ${JSON.stringify(field)} (supported: ${OPS_OF[kind].join(', ')})` });
-    return null;
-  }
-  const problem = valueProblem(kind, op, value);
-  if (problem) errors.push({ field: `${at}.value`, message: problem });
-  if (errors.length > before) return null;
-  return op === 'exists' || op === 'not_exists' ? { field, op } : { field, op, value };
+  return parseRuleTree(raw, at, AUTOMATION_VOCABULARY, errors);
 }
 
 function valueProblem(kind: Kind, op: string, v: unknown): string | null {
   if (op === 'exists' || op === 'not_exists') return v === undefined || v === null ? null : `must be absent for ${op}`;
   if (kind === 'wait') return v === 'event' || v === 'timeout' ? null : 'must be "event" or "timeout"';
   if (op === 'within' || op === 'not_within') {
-    return Number.isInteger(v) && (v as number) >= 1 && (v as number) <= SEGMENT_LIMITS.withinDays ? null : `must be a whole number of days, 1 to ${SEGMENT_LIMITS.withinDays}`;
+    return Number.isInteger(v) && (v as number) >= 1 && (v as number) <= RULE_LIMITS.withinDays ? null : `must be a whole number of days, 1 to ${RULE_LIMITS.withinDays}`;
   }
   const valued = kind === 'data' || kind === 'attribute';
   if (op === 'in') {
-    if (!Array.isArray(v) || v.length === 0 || v.length > SEGMENT_LIMITS.inValues) return `must be an array of 1 to ${SEGMENT_LIMITS.inValues} values`;
-    return v.every((x) => (valued ? isScalar(x) : typeof x === 'string' && x.length <= SEGMENT_LIMITS.stringValue)) ? null : valued ? 'must hold strings, numbers or booleans' : 'must hold strings';
+    if (!Array.isArray(v) || v.length === 0 || v.length > RULE_LIMITS.inValues) return `must be an array of 1 to ${RULE_LIMITS.inValues} values`;
+    return v.every((x) => (valued ? isScalar(x) : typeof x === 'string' && x.length <= RULE_LIMITS.stringValue)) ? null : valued ? 'must hold strings, numbers or booleans' : 'must hold strings';
   }
   if (op === 'contains' || op === 'starts_with') {
-    return typeof v === 'string' && v.length > 0 && v.length <= SEGMENT_LIMITS.stringValue ? null : `must be a non-empty string of at most ${SEGMENT_LIMITS.stringValue} characters`;
+    return typeof v === 'string' && v.length > 0 && v.length <= RULE_LIMITS.stringValue ? null : `must be a non-empty string of at most ${RULE_LIMITS.stringValue} characters`;
   }
   if (op === 'gt' || op === 'gte' || op === 'lt' || op === 'lte') {
     if (kind === 'createdAt') return isDateString(v) ? null : 'must be an ISO 8601 date or date-time';
     return (typeof v === 'number' && Number.isFinite(v)) || isDateString(v) ? null : 'must be a number or an ISO 8601 date';
   }
   if (valued) return isScalar(v) ? null : 'must be a string, number or boolean';
-  return typeof v === 'string' && v.length <= SEGMENT_LIMITS.stringValue ? null : `must be a string of at most ${SEGMENT_LIMITS.stringValue} characters`;
+  return typeof v === 'string' && v.length <= RULE_LIMITS.stringValue ? null : `must be a string of at most ${RULE_LIMITS.stringValue} characters`;
 }
 
 /** Whether a rule reads subscriber fields (so the engine loads the subscriber only when needed). */

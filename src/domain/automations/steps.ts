@@ -1,15 +1,25 @@
 import type { Config } from '../../config.js';
-import type { PoolClient } from '../../db/pool.js';
+import type { PoolClient, Queryable } from '../../db/pool.js';
 import { insertAutomationSend, type RunRow } from '../../db/queries/automations/runs.js';
 import { selectSubscriberByKey, selectSuppressionReason } from '../../db/queries/subscribers.js';
 import { AppError } from '../../errors.js';
 import type { SendingDomain } from '../domains/domains.js';
 import { sendEmail } from '../sending/sending.js';
-import { upsertSubscriber, updateSubscriber } from '../audience/subscribers.js';
 import type { TrackingLinks } from '../tracking/links.js';
 import type { SendStep, UpdateSubscriberStep } from './definition.js';
 
 /** The steps with effects outside the run: sending a message, changing the subscriber. */
+
+/**
+ * The audience's writes an update_subscriber step performs (audience/subscribers.ts's
+ * subscriberWritesForAutomations). Passed in by whoever runs the engine: automations sit below
+ * the audience, whose changes fire their built-in events.
+ */
+export interface SubscriberWrites {
+  /** Creates or updates the subscriber with this address, adding the lists; merges attributes. */
+  upsert(db: Queryable, accountId: string, input: { email: string; lists?: string[]; attributes?: Record<string, unknown> }, now: Date): Promise<{ subscriber: { id: string }; created: boolean }>;
+  removeLists(db: Queryable, accountId: string, subscriberId: string, lists: string[], now: Date): Promise<void>;
+}
 
 export interface StepContext {
   db: PoolClient;
@@ -19,6 +29,7 @@ export interface StepContext {
   monthlyQuota: number | null;
   /** The verified domain of a From address, looked up once per engine pass. */
   findDomain: (accountId: string, fromEmail: string) => Promise<SendingDomain | null>;
+  subscribers: SubscriberWrites;
 }
 
 export type SendOutcome =
@@ -75,13 +86,13 @@ export async function performSend(ctx: StepContext, run: RunRow, step: SendStep)
 
 /** Creates the subscriber when needed, adds and removes lists, merges attributes. */
 export async function performUpdateSubscriber(ctx: StepContext, run: RunRow, step: UpdateSubscriberStep): Promise<Record<string, unknown>> {
-  const { subscriber, created } = await upsertSubscriber(ctx.db, run.account_id, {
+  const { subscriber, created } = await ctx.subscribers.upsert(ctx.db, run.account_id, {
     email: run.email,
     ...(step.lists?.add ? { lists: step.lists.add } : {}),
     ...(step.attributes ? { attributes: step.attributes } : {}),
   }, ctx.now);
   if (step.lists?.remove && step.lists.remove.length > 0) {
-    await updateSubscriber(ctx.db, run.account_id, subscriber.id, { removeLists: step.lists.remove }, ctx.now);
+    await ctx.subscribers.removeLists(ctx.db, run.account_id, subscriber.id, step.lists.remove, ctx.now);
   }
   return { subscriberId: subscriber.id, created };
 }

@@ -6,14 +6,14 @@ import type { MessageRow } from '../../db/queries/messages.js';
 import { newId } from '../../ids.js';
 import { readReturnedMail, type BouncedRecipient, type ReturnedMail } from '../../mail/bounces/read.js';
 import { decodeVerp } from '../../mail/verp.js';
-import { suppressAddress } from '../address-status.js';
-import { processArf, type ArfOutcome } from '../complaints.js';
-import { bounceData } from '../sending/delivery-outcome.js';
+import { suppressAddress } from '../audience/address-status.js';
+import { processArf, type ArfOutcome } from './complaints.js';
+import { bounceData } from './bounce-data.js';
 import { recordEvents, type NewEvent } from '../events.js';
 import { countsTowardPersistence, suppressIfPersistentlySoft } from './persistent.js';
 
 /**
- * Mail coming back to the addresses we send from (DESIGN.md §10, docs/complaints-and-bounces.md):
+ * Mail coming back to the addresses we send from (docs/architecture.md#complaints-and-bounces-coming-back, docs/complaints-and-bounces.md):
  * VERP return paths receive DSNs (asynchronous bounces) and the List-Unsubscribe mailto;
  * fbl@ receives ARF complaints. The VERP address, signed, says which message; the DSN only
  * says what happened to it.
@@ -140,14 +140,14 @@ async function applyRecipient(tx: Queryable, message: MessageRow, r: BouncedReci
   const response = r.diagnostic ?? (r.status ? `status ${r.status}` : null);
   if (type === 'hard_bounce') await suppressAddress(tx, message.account_id, email, 'hard_bounce', now, response, r.reason);
   if (type !== 'deferred') await markMessageBounced(tx, message.id, response);
-  const verdict = { reason: r.reason, side: r.side, permanent: r.permanent, dead: r.dead, status: r.status, reply: r.reply };
+  const verdict = { reason: r.reason, side: r.side, permanent: r.permanent, dead: r.dead, ourFault: r.ourFault, status: r.status, reply: r.reply };
   const [eventId] = await recordEvents(tx, [{
     accountId: message.account_id,
     messageId: message.id,
     type,
     email,
     data: {
-      response, mx: r.remoteMta, enhancedCode: r.status, action: r.action, reportingMta: read.reportingMta, source: 'bounce_mail', format: read.format,
+      response, mx: r.remoteMta, enhancedCode: r.status, action: r.action, reportingMta: read.reportingMta, source: 'bounce_mail', format: read.format, ourFault: r.ourFault,
       ...(type === 'deferred' ? {} : { bounce: bounceData(verdict, r.diagnostic, r.remoteMta ?? read.reportingMta) }),
     },
     occurredAt: now,

@@ -9,7 +9,7 @@ import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import { parseEmailAddress } from '../email-address.js';
 import { requireLists } from '../audience/lists.js';
 import { SEND_LIMITS } from '../sending/send-input.js';
-import { getTemplate, requireTemplateForSend, type CompiledTemplate } from '../templates.js';
+import { getTemplate, requireTemplateForSend, type CompiledTemplate } from '../stored-templates.js';
 
 /**
  * A campaign's definition: what a create or a PATCH may set, its validation (the same rules
@@ -34,7 +34,8 @@ export interface CampaignInput {
   text?: string | null;
   templateId?: string | null;
   variables?: Record<string, unknown>;
-  audience: CampaignAudience;
+  /** As the API takes it: a null segment is no segment. */
+  audience: Omit<CampaignAudience, 'segment'> & { segment?: string | null };
   tags?: string[];
   headers?: Record<string, string>;
   scheduledAt?: string | null;

@@ -1,5 +1,6 @@
 import type { Page } from '../../db/pagination.js';
-import type { Queryable } from '../../db/pool.js';
+import { notifySoon } from '../../db/notify.js';
+import type { Pool, Queryable } from '../../db/pool.js';
 import {
   definitionOf, deleteCampaignRow, deleteUnsentCampaignMessages, holdCampaignMessages, insertCampaign, lockCampaign, markCampaignSending,
   releaseCampaignMessages, selectCampaign, selectCampaignAccount, selectCampaignPage, setCampaignStatus, updateCampaignDefinition,
@@ -7,7 +8,7 @@ import {
 } from '../../db/queries/campaigns/campaigns.js';
 import { AppError, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
-import { assertCampaignSendingAllowed } from '../account-health.js';
+import { assertCampaignSendingAllowed } from '../stats/account-health.js';
 import { countRecipients } from './audience.js';
 import { checkDefinition, definitionRow, toDefinition, type CampaignDefinition, type CampaignInput } from './definition.js';
 
@@ -135,4 +136,9 @@ export async function accountOfCampaign(db: Queryable, id: string): Promise<stri
   const accountId = hasPrefix(id, 'cmp') ? await selectCampaignAccount(db, id) : null;
   if (!accountId) throw notFound(`campaign ${id}`);
   return accountId;
+}
+
+/** Wakes the campaign runner (workers/) after a send or resume committed. */
+export function wakeCampaignRunner(pool: Pool): void {
+  notifySoon(pool, 'postline_campaigns');
 }

@@ -1,5 +1,7 @@
 import type { Pool } from '../../db/pool.js';
-import type { CampaignRow } from '../../db/queries/campaigns/campaigns.js';
+import type { Page } from '../../db/pagination.js';
+import type { Queryable } from '../../db/pool.js';
+import { selectRecipientPage, type CampaignRow, type RecipientRow } from '../../db/queries/campaigns/campaigns.js';
 import { selectCampaignCounters, selectCampaignTimeline, selectTopLinks, type CounterRow, type HourlyRow } from '../../db/queries/stats.js';
 import { hasPrefix } from '../../ids.js';
 import { requireCampaign } from './lifecycle.js';
@@ -93,4 +95,9 @@ function reportOf(
     topLinks: links.map((l) => ({ url: l.url, clicks: l.clicks, uniqueClicks: l.unique_clicks })),
     timeline: hours.map((h) => ({ hour: h.hour.toISOString(), delivered: h.delivered, opens: h.opens, clicks: h.clicks, bounces: h.bounces })),
   };
+}
+
+/** A page of the campaign's recipients (its messages, in subscriber id order), of one delivery status or all. */
+export async function listRecipients(db: Queryable, accountId: string, campaignId: string, status: string | null, page: Page): Promise<RecipientRow[]> {
+  return selectRecipientPage(db, accountId, campaignId, status, page);
 }

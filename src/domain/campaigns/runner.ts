@@ -3,7 +3,7 @@ import { withTransaction } from '../../db/pool.js';
 import { hasPendingMessages, lockCampaign, selectSendingCampaignIds, setCampaignStatus } from '../../db/queries/campaigns/campaigns.js';
 import { selectFannedOutCampaigns, startDueCampaigns } from '../../db/queries/campaigns/fanout.js';
 import { selectAccountsSendingCampaigns } from '../../db/queries/stats.js';
-import { evaluateHealth } from '../account-health.js';
+import { evaluateHealth } from '../stats/account-health.js';
 import { runFanOut, type FanOutDeps } from './fanout.js';
 import { pauseLocked } from './lifecycle.js';
 

@@ -1,4 +1,5 @@
-import type { Queryable } from '../../db/pool.js';
+import { notifySoon } from '../../db/notify.js';
+import type { Pool, Queryable } from '../../db/pool.js';
 import type { CampaignRow } from '../../db/queries/campaigns/campaigns.js';
 import { selectRecipientBatch } from '../../db/queries/campaigns/fanout.js';
 import { sendEmail, type SendContext, type SendResult } from '../sending/sending.js';
@@ -40,4 +41,10 @@ async function sampleSubscriber(db: Queryable, c: CampaignRow, now: Date) {
   const [first] = await selectRecipientBatch(db, await audienceFilter(db, c, now), c.audience.lists, '', null, 1);
   if (first && first.status === 'active') return { id: first.id, email: first.email, name: first.name, attributes: first.attributes };
   return SAMPLE_SUBSCRIBER;
+}
+
+/** Wakes delivery and the webhook dispatcher after test sends that queued live messages. */
+export function wakeAfterTestSend(pool: Pool): void {
+  notifySoon(pool, 'postline_messages');
+  notifySoon(pool, 'postline_events');
 }

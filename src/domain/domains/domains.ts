@@ -65,8 +65,8 @@ export interface SigningKeys {
 }
 
 /** Where our side lives, read from the configuration. */
-export function dnsTargetsOf(config: Pick<Config, 'baseUrl' | 'trackingHost'> & Partial<Pick<Config, 'sendingIdentity'>>): DnsTargets {
-  const sourceAddresses = config.sendingIdentity?.sources.map((s) => s.address) ?? [];
+export function dnsTargetsOf(config: Pick<Config, 'baseUrl' | 'trackingHost'> & Partial<Pick<Config, 'deliveryPolicy'>>): DnsTargets {
+  const sourceAddresses = config.deliveryPolicy?.identity.sources.map((s) => s.address) ?? [];
   return { returnPathHost: new URL(config.baseUrl).hostname, trackingHost: config.trackingHost, ...(sourceAddresses.length ? { sourceAddresses } : {}) };
 }
 

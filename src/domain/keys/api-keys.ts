@@ -3,7 +3,7 @@ import { finishPage, keyset, type Page } from '../../db/pagination.js';
 import type { Queryable } from '../../db/pool.js';
 import {
   findLiveKey, getApiKey, insertApiKey, listApiKeys, pageApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow,
-} from '../../db/queries/apiKeys.js';
+} from '../../db/queries/api-keys.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { requireAccount } from '../accounts.js';

@@ -1,8 +1,9 @@
 import type { Clock } from '../../clock.js';
-import type { LiveKeyRow } from '../../db/queries/apiKeys.js';
+import type { LiveKeyRow } from '../../db/queries/api-keys.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 
 /**
- * Verified API keys, remembered per process for `ttlMs` (issue 16): a request with a key
+ * Verified API keys, remembered per process for `ttlMs` : a request with a key
  * seen within that time needs no key lookup. What that costs (docs/api-keys.md): a key
  * revoked, or an account's name or quota changed, by another process (the CLI, another API
  * instance) is still honoured by this one for at most `ttlMs`; a revocation through this
@@ -12,13 +13,15 @@ import type { LiveKeyRow } from '../../db/queries/apiKeys.js';
  * injected clock, so tests move past the window instead of waiting.
  */
 export class VerifiedKeyCache {
-  private readonly entries = new Map<string, { row: LiveKeyRow; at: number }>();
+  private readonly entries: BoundedMap<string, { row: LiveKeyRow; at: number }>;
 
   constructor(
     private readonly clock: Clock,
     readonly ttlMs = KEY_CACHE_MS,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.entries = new BoundedMap(maxEntries);
+  }
 
   get(hash: Buffer): LiveKeyRow | null {
     const id = hash.toString('base64');
@@ -31,7 +34,6 @@ export class VerifiedKeyCache {
   }
 
   set(hash: Buffer, row: LiveKeyRow): void {
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(hash.toString('base64'), { row, at: this.clock.now().getTime() });
   }
 

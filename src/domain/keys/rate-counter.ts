@@ -1,9 +1,9 @@
 import { GroupCommit } from '../../db/group-commit.js';
 import type { Queryable } from '../../db/pool.js';
-import { addToRateWindows } from '../../db/queries/apiKeys.js';
+import { addToRateWindows } from '../../db/queries/api-keys.js';
 
 /**
- * The per-request rate-limit count, group-committed (issue 16): the requests of one process
+ * The per-request rate-limit count, group-committed: the requests of one process
  * that arrive while a count is in flight are counted together by the next statement, one row
  * update per (bucket, window) for the whole batch instead of one per request. The count stays
  * exact across processes because it is still kept in the shared window row and each request

@@ -60,7 +60,7 @@ export function checkAddresses(req: SendRequest): CheckedAddresses {
 }
 
 /**
- * A subject with CR or LF as sent is refused (DESIGN.md §6: never passed through). Values
+ * A subject with CR or LF as sent is refused (docs/architecture.md#sending: never passed through). Values
  * rendered into it are different: the template language folds their line breaks to spaces.
  */
 export function checkRawSubject(req: SendRequest): void {

@@ -8,7 +8,7 @@ import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import { checkAddresses, checkAttachments, checkContent, checkRawSubject, checkSchedule, type SendRequest } from './send-input.js';
 import { emailKey } from '../email-address.js';
 import { isSuppressed, suppressedAmong } from '../suppression.js';
-import { renderCompiledTemplate, requireTemplateForSend } from '../templates.js';
+import { renderCompiledTemplate, requireTemplateForSend } from '../stored-templates.js';
 import type { TrackingLinks } from '../tracking/links.js';
 
 export interface SendContext {

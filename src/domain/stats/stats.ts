@@ -6,7 +6,7 @@ import { invalid } from '../../errors.js';
 import { hasPrefix } from '../../ids.js';
 import { monthOf, quotaResetsAt } from '../sending/sending.js';
 import { addCounters, ratesOf, toCounts, ZERO_COUNTS, type Counts, type Rates } from './counters.js';
-import { evaluateHealth, type Health } from '../account-health.js';
+import { evaluateHealth, type Health } from './account-health.js';
 
 export const STATS_DEFAULT_DAYS = 30;
 export const STATS_MAX_DAYS = 366;

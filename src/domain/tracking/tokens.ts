@@ -1,5 +1,5 @@
 /**
- * Signed tracking tokens (DESIGN.md §11): the opaque part of open-pixel, click and
+ * Signed tracking tokens (docs/architecture.md#white-label-tracking): the opaque part of open-pixel, click and
  * unsubscribe URLs, and a generic signed payload other features reuse (e.g. double opt-in).
  *
  *   token   = payload "." mac

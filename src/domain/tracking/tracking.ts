@@ -1,23 +1,32 @@
 /**
- * What happens when a recipient's mail client comes back to us (DESIGN.md §9, §11;
+ * What happens when a recipient's mail client comes back to us (docs/architecture.md#events-and-webhooks, #white-label-tracking;
  * docs/tracking.md): the open pixel, a tracked link, the unsubscribe page and RFC 8058
  * one-click POST. Every function first verifies the signed token (tracking-tokens.ts); a
  * token that does not verify, or names a message that does not exist (sandbox ids never
  * have a row), gives `null` and the HTTP layer answers 404. Nothing here knows HTTP.
  */
 import { GroupCommit } from '../../db/group-commit.js';
-import { withTransaction, type Pool } from '../../db/pool.js';
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { getMessageById } from '../../db/queries/messages.js';
 import {
   hasUnsubscribeEvent, insertClickEvents, insertOpenEvents, lockMessageForUnsubscribe, type TrackedVisit,
 } from '../../db/queries/tracking.js';
 import { newId } from '../../ids.js';
-import { suppressAddress } from '../address-status.js';
 import { recordEvents } from '../events.js';
 import { verifyClickToken, verifyOpenToken, verifyUnsubscribeToken, type TokenKey } from './tokens.js';
 
+/**
+ * Suppresses an address for an unsubscribe (audience/address-status.ts's suppressAddress).
+ * Passed in: tracking sits below the audience (sending signs its links), so it announces the
+ * unsubscribe rather than calling up.
+ */
+export type SuppressForUnsubscribe = (
+  db: Queryable, accountId: string, email: string, reason: 'unsubscribe', at: Date, detail: string,
+) => Promise<{ created: boolean }>;
+
 export interface TrackingDeps {
   pool: Pool;
+  suppress: SuppressForUnsubscribe;
   /** `new TrackingLinks(config).tokenKey`: the key the links were signed with. */
   key: TokenKey;
   /** Click and open events are group-committed: one statement per batch of requests. */
@@ -26,9 +35,10 @@ export interface TrackingDeps {
 }
 
 /** One per process (the API's tracking routes): the batches are shared by its requests. */
-export function createTrackingDeps(pool: Pool, key: TokenKey): TrackingDeps {
+export function createTrackingDeps(pool: Pool, key: TokenKey, suppress: SuppressForUnsubscribe): TrackingDeps {
   return {
     pool,
+    suppress,
     key,
     clicks: new GroupCommit((visits) => insertClickEvents(pool, visits)),
     opens: new GroupCommit((visits) => insertOpenEvents(pool, visits)),
@@ -167,7 +177,7 @@ export async function unsubscribeByToken(
   return withTransaction(deps.pool, async (tx) => {
     const message = await lockMessageForUnsubscribe(tx, verified.messageId);
     if (!message) return null;
-    const { created } = await suppressAddress(tx, message.account_id, message.to_email, 'unsubscribe', visit.at, `unsubscribe link of ${message.id}`);
+    const { created } = await deps.suppress(tx, message.account_id, message.to_email, 'unsubscribe', visit.at, `unsubscribe link of ${message.id}`);
     const eventRecorded = created || !(await hasUnsubscribeEvent(tx, message.id));
     if (eventRecorded) {
       await recordEvents(tx, [

@@ -66,6 +66,11 @@ export interface SessionAuth extends AuthContext {
   expiresAt: Date;
 }
 
+/** Whether a request was made with a signed-in user's session cookie (not an API key). */
+export function isSessionAuth(auth: AuthContext): auth is SessionAuth {
+  return auth.via === 'session';
+}
+
 /** Resolves a session cookie and counts the request in the account's live rate-limit window. */
 export async function authenticateSession(db: Queryable, token: string, now: Date): Promise<SessionAuth> {
   const hash = hashToken(token);

@@ -58,6 +58,12 @@ export async function usersOfAccount(db: Queryable, accountId: string, page: Pag
   return { data: p.data.map(toUser), nextCursor: p.nextCursor };
 }
 
+/** The user, or null when it was removed (a session outliving its user). */
+export async function findUser(db: Queryable, accountId: string, id: string): Promise<User | null> {
+  const row = await getUser(db, accountId, id);
+  return row ? toUser(row) : null;
+}
+
 export async function requireUser(db: Queryable, accountId: string, id: string): Promise<User> {
   const row = await getUser(db, accountId, id);
   if (!row) throw notFound(`user ${id}`);

@@ -1,5 +1,5 @@
 /**
- * Webhook subscriptions and the rules of a webhook delivery (DESIGN.md §9, docs/webhooks.md):
+ * Webhook subscriptions and the rules of a webhook delivery (docs/architecture.md#events-and-webhooks, docs/webhooks.md):
  * what a hook may subscribe to and point at, how a request is built and signed, and what each
  * answer means for the batch (delivered, retried with backoff, dropped, or the hook disabled).
  */
@@ -20,7 +20,7 @@ import type { BatchOutcome } from '../../queue/webhooks.js';
 import { EVENT_TYPES, type ApiEvent, type EventType } from '../events.js';
 import { guardedPost, ForbiddenTargetError, resolveAllowedAddresses, type PostResult, type Resolver } from './ssrf.js';
 
-/** Short names accepted in `events` (DESIGN.md §9), each standing for one or more types. */
+/** Short names accepted in `events` (docs/architecture.md#events-and-webhooks), each standing for one or more types. */
 export const EVENT_SHORT_NAMES: Record<string, EventType[]> = {
   bounce: ['hard_bounce', 'soft_bounce'],
   complaint: ['spam'],

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { deliveryStatus, type DestinationStatus } from '../../delivery/status.js';
 
 /**
  * Prometheus metrics on a registry of this app instance (tests boot several apps in one
@@ -27,6 +28,8 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
   new Gauge({ name: 'postline_db_pool_idle', help: 'Idle connections in the DB pool', registers: [registry], collect() { this.set(pool.idleCount); } });
   new Gauge({ name: 'postline_db_pool_waiting', help: 'Requests waiting for a DB connection', registers: [registry], collect() { this.set(pool.waitingCount); } });
 
+  deliveryGauges(registry, () => deliveryStatus(pool, app.deps.config.deliveryPolicy, app.deps.clock.now()));
+
   app.addHook('onResponse', async (request, reply) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
     requests.inc(labels);
@@ -38,3 +41,35 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
     return registry.metrics();
   });
 });
+
+/**
+ * Traffic shaping per destination (the figures of `postline delivery status`), read from the
+ * database once per scrape: every worker's share together, whichever process serves /metrics.
+ */
+function deliveryGauges(registry: Registry, read: () => Promise<DestinationStatus[]>): void {
+  let pending: Promise<DestinationStatus[]> | null = null;
+  // The gauges are collected one after another in one scrape: one read serves them all.
+  const current = () => (pending ??= read().finally(() => setTimeout(() => (pending = null), 100)));
+  const gauge = (name: string, help: string, value: (d: DestinationStatus) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['destination', 'provider', 'source'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const d of await current()) {
+          const v = value(d);
+          if (v !== null) this.set({ destination: d.name, provider: d.provider, source: d.source }, v);
+        }
+      },
+    });
+  gauge('postline_delivery_connections', 'Open SMTP connections to the destination, all workers', (d) => d.connections);
+  gauge('postline_delivery_in_flight', 'Messages being transmitted to the destination, all workers', (d) => d.inFlight);
+  gauge('postline_delivery_sent_last_minute', 'Messages sent to the destination in the last minute', (d) => d.sentLastMinute);
+  gauge('postline_delivery_max_connections', 'The destination\'s maxConnections limit', (d) => d.limits.maxConnections);
+  gauge('postline_delivery_messages_per_minute', 'The destination\'s messagesPerMinute limit (absent: none)', (d) => d.limits.messagesPerMinute);
+  gauge('postline_delivery_messages_per_connection', 'The destination\'s messagesPerConnection limit', (d) => d.limits.messagesPerConnection);
+  gauge('postline_delivery_rate_factor', 'The fraction of its limits the destination is sent at (below 1 after a throttle)', (d) => d.rateFactor);
+  gauge('postline_delivery_suspended_until_seconds', 'Unix time the destination\'s suspension ends (absent: not suspended)', (d) => (d.suspendedUntil ? Date.parse(d.suspendedUntil) / 1000 : null));
+}

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { processArf } from '../../domain/complaints.js';
+import { processArf } from '../../domain/bounces/complaints.js';
 import { AppError } from '../../errors.js';
 import { deriveKey } from '../../mail/keyring.js';
 import { problemResponse } from '../problem.js';
@@ -33,7 +33,7 @@ const Result = Type.Object({
 
 
 /**
- * Complaint intake (DESIGN.md §10, docs/complaints-and-bounces.md): `POST /api/fbl/inbound`,
+ * Complaint intake (docs/architecture.md#complaints-and-bounces-coming-back, docs/complaints-and-bounces.md): `POST /api/fbl/inbound`,
  * no version segment (spec, Versioning), no API key: the FBL key instead, in `X-FBL-Key` or
  * `?key=`. The body is the raw report, so this scope reads every content type as bytes (the
  * app itself parses JSON only). The key is checked at onRequest, before a 10 MB body is read.

@@ -6,6 +6,7 @@ import {
 import { TrackingLinks } from '../../domain/tracking/links.js';
 import { verifyOpenToken } from '../../domain/tracking/tokens.js';
 import { notFound } from '../../errors.js';
+import { suppressAddress } from '../../domain/audience/address-status.js';
 import { escapeHtml } from '../../templates/index.js';
 
 /** A transparent 1×1 GIF89a (42 bytes). */
@@ -30,10 +31,13 @@ const PAGE_HEADERS = {
  * mail, not API. Routes are wildcards because tokens outgrow the router's 100-character
  * parameter limit (a click token carries its URL).
  */
+/** The token, past the route's fixed prefix. */
+type Wildcard = { '*': string };
+
 export async function trackingRoutes(app: FastifyInstance): Promise<void> {
-  const deps: TrackingDeps = createTrackingDeps(app.deps.pool, new TrackingLinks(app.deps.config).tokenKey);
+  const deps: TrackingDeps = createTrackingDeps(app.deps.pool, new TrackingLinks(app.deps.config).tokenKey, suppressAddress);
   const visit = (request: FastifyRequest): Visit => ({ userAgent: request.headers['user-agent'], at: app.deps.clock.now() });
-  const tokenOf = (request: FastifyRequest): string => (request.params as { '*': string })['*'];
+  const tokenOf = (request: FastifyRequest<{ Params: Wildcard }>): string => request.params['*'];
   const route = { schema: { hide: true }, config: { public: true } };
 
   // This scope only: RFC 8058 one-click POSTs come as application/x-www-form-urlencoded or
@@ -44,7 +48,7 @@ export async function trackingRoutes(app: FastifyInstance): Promise<void> {
 
   // GET records an open; HEAD (Fastify's automatic HEAD route) only checks the token.
   // A database failure still serves the pixel: the event is lost, the mail still renders.
-  app.get('/t/o/*', route, async (request, reply) => {
+  app.get<{ Params: Wildcard }>('/t/o/*', route, async (request, reply) => {
     const token = tokenOf(request);
     let valid: boolean;
     if (request.method === 'HEAD') valid = verifyOpenToken(deps.key, token) !== null;
@@ -62,7 +66,7 @@ export async function trackingRoutes(app: FastifyInstance): Promise<void> {
 
   // GET records a click and redirects at once; HEAD redirects without recording (link
   // checkers). A database failure still redirects: the URL is signed, so it is ours to send.
-  app.get('/t/c/*', route, async (request, reply) => {
+  app.get<{ Params: Wildcard }>('/t/c/*', route, async (request, reply) => {
     const token = tokenOf(request);
     let location: string | undefined;
     if (request.method === 'HEAD') location = clickTarget(deps.key, token)?.location;
@@ -79,14 +83,14 @@ export async function trackingRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // The footer link: a confirmation page, never an effect (scanners prefetch GET links).
-  app.get('/u/*', route, async (request, reply) => {
+  app.get<{ Params: Wildcard }>('/u/*', route, async (request, reply) => {
     const target = await describeUnsubscribe(deps, tokenOf(request));
     if (!target) throw notFound('Unsubscribe link');
     return sendPage(reply, confirmPage(target));
   });
 
   // RFC 8058 one-click, and the page's button: no cookies, no auth, no redirect; 200.
-  app.post('/u/*', route, async (request, reply) => {
+  app.post<{ Params: Wildcard }>('/u/*', route, async (request, reply) => {
     const done = await unsubscribeByToken(deps, tokenOf(request), visit(request));
     if (!done) throw notFound('Unsubscribe link');
     return sendPage(reply, donePage(done));

@@ -12,7 +12,8 @@
  */
 import { simpleParser, type ParsedMail, type SimpleParserOptions } from 'mailparser';
 import { bareAddress, field, mtaName, normalizeMessageId, parseFieldBlocks, readOriginalHeaders, ORIGINAL_MESSAGE_TYPES, type FieldBlock } from '../dsn.js';
-import { classifyBounce, reasonFromText, type BounceVerdict } from './classify.js';
+import { classifyBounce, reasonFromText, type BounceVerdict } from './verdict.js';
+import { diagnosticDialect, reporterFamily, type MtaFamily } from './dialect.js';
 import type { BounceReason, ReasonSide } from './reasons.js';
 import { readSignals, type MailSignals } from './signals.js';
 import { readTextRecipients, reportSection, type TextRecipient } from './text-report.js';
@@ -35,6 +36,8 @@ export interface BouncedRecipient {
   permanent: boolean;
   /** The address is gone: a hard bounce that suppresses it. */
   dead: boolean;
+  /** The receiver refused the sender, not the address (side `sender`): never suppresses. */
+  ourFault: boolean;
 }
 
 export interface ReturnedMail {
@@ -42,6 +45,8 @@ export interface ReturnedMail {
   /** How it was read: `rfc3464`, `rfc3464-text` (fields found in a broken MIME body), `text`, `arf`, `arf-text`, `mdn`, or `none`. */
   format: string;
   reportingMta: string | null;
+  /** The family of the MTA that wrote the report (./dialect.ts), when its wording or layout shows it. */
+  mta: MtaFamily | null;
   /** Message-ID of the message that bounced (returned message, returned headers, quoted headers, In-Reply-To). */
   originalMessageId: string | null;
   /** Envelope sender or From of the returned original, when shown. */
@@ -101,7 +106,7 @@ export async function readReturnedMail(input: Buffer | string): Promise<Returned
   const original = await originalOf(ctx);
   ctx.exclude.push(...(original.from ? [original.from] : []));
   ctx.originalTo = original.to;
-  const base = { reportingMta: null, originalMessageId: original.messageId, originalFrom: original.from, subject, recipients: [] };
+  const base = { reportingMta: null, mta: null as MtaFamily | null, originalMessageId: original.messageId, originalFrom: original.from, subject, recipients: [] };
 
   // Complaints first: an ARF report is never a bounce, whatever its subject.
   if (parts.some((p) => p.type === FEEDBACK_REPORT)) return { ...base, kind: 'complaint', format: 'arf' };
@@ -110,6 +115,8 @@ export async function readReturnedMail(input: Buffer | string): Promise<Returned
   const signals = readSignals({ from, subject, text: text || rawBody, headers });
   const statusPart = parts.find((p) => DELIVERY_STATUS.has(p.type));
   const dsnText = statusPart ? statusPart.content.toString('utf8') : dsnFieldsInText(rawBody);
+  ctx.mta = reporterFamily([`From: ${from}`, `Subject: ${subject}`, ...headers.keys(), (text || rawBody).slice(0, 8000), dsnText?.slice(0, 4000) ?? ''].join('\n'));
+  base.mta = ctx.mta;
   if (dsnText !== null) {
     const dsn = readDeliveryStatus(dsnText, ctx, signals);
     if (dsn.recipients.length > 0) {
@@ -141,6 +148,8 @@ interface Context {
   failedHeader: string[];
   /** First To of the returned original: the failed address when the report names none. */
   originalTo?: string | null;
+  /** The reporting MTA's family. */
+  mta?: MtaFamily | null;
 }
 
 function addressesOf(value: ParsedMail['to'] | ParsedMail['from']): string[] {
@@ -197,8 +206,9 @@ function readDeliveryStatus(statusText: string, ctx: Context, signals: MailSigna
     // The DSN's diagnostic first; the human-readable text when the DSN says nothing telling.
     const diagnostic = diagnosticCode && reasonFromText(diagnosticCode) ? diagnosticCode : [diagnosticCode, textual?.diagnostic].filter(Boolean).join(' ') || null;
     action ??= statusField?.trim().startsWith('2') ? 'delivered' : signals.delayed && statusField?.trim().startsWith('4') ? 'delayed' : 'failed';
-    const verdict = classifyBounce({ status: statusField, diagnostic, action });
-    recipients.push(toRecipient(email, originalRecipient, action, diagnosticCode ?? textual?.diagnostic ?? null, hostOnly(mtaName(field(block, 'remote-mta'))) ?? textual?.remoteMta ?? null, verdict));
+    const remoteMta = hostOnly(mtaName(field(block, 'remote-mta'))) ?? textual?.remoteMta ?? null;
+    const verdict = classifyBounce({ status: statusField, diagnostic, action, dialect: diagnosticDialect(remoteMta, ctx.mta ?? null) });
+    recipients.push(toRecipient(email, originalRecipient, action, diagnosticCode ?? textual?.diagnostic ?? null, remoteMta, verdict));
   });
   return {
     reportingMta: hostOnly(mtaName(field(perMessage, 'reporting-mta'))),
@@ -210,7 +220,7 @@ function readDeliveryStatus(statusText: string, ctx: Context, signals: MailSigna
 function toRecipient(email: string, originalRecipient: string | null, action: string | null, diagnostic: string | null, remoteMta: string | null, v: BounceVerdict): BouncedRecipient {
   return {
     email, originalRecipient, action, status: v.status, reply: v.reply, diagnostic, remoteMta,
-    reason: v.reason, side: v.side, permanent: v.permanent, dead: v.dead,
+    reason: v.reason, side: v.side, permanent: v.permanent, dead: v.dead, ourFault: v.ourFault,
   };
 }
 
@@ -241,7 +251,7 @@ function textRecipients(ctx: Context, signals: MailSignals): BouncedRecipient[] 
     // The reply line decides when it is telling; else everything said about the address, then the subject.
     const diagnosticReason = reasonFromText(t.diagnostic);
     const evidence = diagnosticReason ? t.diagnostic : reasonFromText(t.chunk) ? t.chunk : `${t.chunk}\n${ctx.subject}\n${found.length === 1 ? report : ''}`;
-    const verdict = classifyBounce({ status: findStatusIn(t), diagnostic: evidence, action });
+    const verdict = classifyBounce({ status: findStatusIn(t), diagnostic: evidence, action, dialect: diagnosticDialect(t.remoteMta, ctx.mta ?? null) });
     return toRecipient(t.email, null, action, t.diagnostic, t.remoteMta, verdict);
   });
 }

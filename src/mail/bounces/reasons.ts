@@ -14,7 +14,7 @@
 export const DEAD_REASONS = ['user_unknown', 'host_unknown', 'has_moved', 'not_accept'] as const;
 export const RECIPIENT_REASONS = [
   'mailbox_full', 'exceed_limit', 'suspended', 'mesg_too_big', 'expired', 'system_error', 'system_full', 'network_error',
-  'too_many_conn', 'rate_limited',
+  'too_many_conn', 'rate_limited', 'mailer_error',
 ] as const;
 export const SENDER_REASONS = [
   'blocked', 'spam_detected', 'filtered', 'policy_violation', 'content_error', 'security_error', 'auth_failure', 'rejected',

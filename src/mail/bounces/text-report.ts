@@ -54,7 +54,7 @@ const RECIPIENT_SPOTS: RegExp[] = [
   // Leading its line, followed by the reason (Zoho, Yandex, Exchange 2003 "x on <date>", Orange).
   new RegExp(String.raw`^[ \t>*-]*[<"]?(${ADDR})[>"]?(?::|\s+(?:on|-|\(|\[|invalid|unknown|user|mailbox|host|for|failed|has|was|is|does|error)|\s*\.\.\.)`, 'gim'),
   // Named in a sentence or a transcript.
-  new RegExp(String.raw`(?:RCPT TO|rcpt to|Recipient|Empfänger|Destinataire|Original-Recipient|Final-Recipient|X-Failed-Recipients|delivering (?:your )?(?:mail|message) to|deliver(?:ed|y)? (?:your )?(?:mail |message )?to|(?:message|mail|e-?mail) (?:to|for)|undeliverable to|not (?:be )?delivered to|couldn't be delivered to|wasn't delivered to|failed (?:for|to)|address(?:ee)?|to the following|user|mailbox|following recipient)s?:?(?: the following:)?\s*(?:rfc822;\s*)?[<"(\[]?(${ADDR})`, 'gi'),
+  new RegExp(String.raw`(?:RCPT TO|rcpt to|Recipient|Empfänger|Destinataire|Original-Recipient|Final-Recipient|X-Failed-Recipients|delivering (?:your )?(?:mail|message) to|deliver(?:ed|y)? (?:your )?(?:mail |message )?to|(?:message|mail|e-?mail) (?:to|for)|undeliverable to|not (?:be )?delivered to|couldn't be delivered to|wasn't delivered to|failed (?:for|to)|address(?:ee)?|to the following|user|mailbox|following recipient)s?:?(?: the following:)?\s*(?:rfc822;\s*)?[<"(\[]?(?<![\w.+-])(${ADDR})`, 'gi'),
   // In parentheses after a name (Domino, GroupWise).
   new RegExp(String.raw`\((${ADDR})\)`, 'gi'),
 ];

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyBounce, findEnhancedStatus, findReplyCode } from '../../../src/mail/bounces/classify.js';
+import { classifyBounce, findEnhancedStatus, findReplyCode } from '../../../src/mail/bounces/verdict.js';
 import { classifySmtpReply } from '../../../src/mail/classify.js';
 import { BOUNCE_REASONS, sideOf, type BounceReason } from '../../../src/mail/bounces/reasons.js';
 
@@ -40,7 +40,7 @@ const rows: [string, BounceReason, boolean][] = [
   ['552 5.2.2 Mailbox size limit exceeded', 'mailbox_full', false],
   ['550 5.2.1 The email account that you tried to reach is disabled. - gsmtp', 'suspended', false],
   ['554 delivery error: dd Sorry your message to x@yahoo.com cannot be delivered. This account has been disabled or discontinued [#102]. - mta', 'suspended', false],
-  ['550 5.2.1 <x@example.cz>: Mailbox disabled, not accepting messages', 'suspended', false],
+  ['550 5.2.1 <x@example.cz>: Mailbox disabled, not accepting messages', 'not_accept', true],
   ['552 5.3.4 Message size exceeds fixed maximum message size', 'mesg_too_big', false],
   ['552 5.2.3 Message exceeds maximum size for this recipient', 'mesg_too_big', false],
   ['452 4.5.3 Too many recipients', 'exceed_limit', false],
@@ -83,6 +83,50 @@ const rows: [string, BounceReason, boolean][] = [
   ['552 5.7.0 This message was blocked because its content presents a potential security issue. Please visit https://support.google.com/mail/?p=BlockedMessage', 'security_error', false],
   ['550 5.7.1 Recipient address rejected: the recipient has a filter that rejects your message', 'filtered', false],
   ['501 5.5.4 Syntax error in parameters or arguments', 'syntax_error', false],
+  // The kinds of disagreement measured on real bounces: refusals of the message or of us read
+  // as dead addresses, and dead addresses worded in ways the tables did not know.
+  ['550 Mail refused: this recipient does not accept mail from your address', 'filtered', false],
+  ['550 5.7.1 The user or domain that you are sending to (or from) has a policy that prohibited the mail that you sent', 'policy_violation', false],
+  ['554 5.7.1 <rcpt@example.org>: Recipient address rejected: Access denied', 'policy_violation', false],
+  ['550 5.4.1 [rcpt@example.org]: Recipient address rejected: Access denied', 'user_unknown', true],
+  ['550 5.7.606 Access denied, banned sending IP [203.0.113.5]', 'blocked', false],
+  ['550 5.1.0 <bounces@example.com>: Sender address rejected: User unknown in local recipient table', 'rejected', false],
+  ['550 5.7.1 Client host rejected: cannot find your hostname, [203.0.113.5]', 'blocked', false],
+  ['550 5.0.0 <rcpt@example.org>... Relaying denied. IP name lookup failed [203.0.113.5]', 'no_relaying', false],
+  ['421 4.7.0 [GL01] Message from (203.0.113.5) temporarily deferred', 'blocked', false],
+  ['553 sorry, your envelope sender has been denied (#5.7.1)', 'rejected', false],
+  ['delivery temporarily suspended: connect to mx.example.org[192.0.2.10]:25: Connection timed out', 'network_error', false],
+  ['Message could not be delivered for 5 days', 'expired', false],
+  ['#550 4.4.7 QUEUE.Expired; message expired ##', 'expired', false],
+  ['retry time not reached for any host after a long failure period', 'expired', false],
+  ['550 5.2.1 This mailbox has been blocked due to inactivity', 'suspended', false],
+  ['550 5.2.1 <rcpt@example.org>: mailbox is inactive', 'suspended', false],
+  ['550 5.7.1 This account has been suspended', 'suspended', false],
+  ['552 5.2.2 Quota exceeded (mailbox for user is full)', 'mailbox_full', false],
+  ['X-Unix; 1', 'mailer_error', false],
+  ['550 5.7.1 Email rejected per SPF policy', 'auth_failure', false],
+  ['554 5.7.5 Permanent error evaluating DMARC policy', 'auth_failure', false],
+  ['550 5.7.0 TLS required for this domain', 'security_error', false],
+  ['554 5.6.0 Message rejected due to content restrictions', 'content_error', false],
+  ['lost connection with mx.example.org[192.0.2.10] while receiving the initial server greeting', 'network_error', false],
+  ['550 Unknown user rcpt@docomo.example.jp', 'user_unknown', true],
+  ['Unable to deliver to <rcpt@example.org>: no such local user', 'user_unknown', true],
+  ['550 sorry, no mailbox here by that name. (#5.7.17)', 'user_unknown', true],
+  ['Sorry, no mailbox here by that name. vpopmail (#5.1.1)', 'user_unknown', true],
+  ['550 5.1.1 Invalid recipient: <rcpt@example.org>', 'user_unknown', true],
+  ['all relevant MX records point to non-existent hosts', 'host_unknown', true],
+  ['an MX or SRV record indicated no SMTP service', 'not_accept', true],
+  ['553 5.1.10 <rcpt@example.org>... Domain of address rcpt@example.org does not accept mail', 'not_accept', true],
+  ['550 5.1.2 rcpt@example.org... Host unknown (Name server: example.org: host not found)', 'host_unknown', true],
+  ['Host or domain name not found. Name service error for name=example.org type=A: Host not found', 'host_unknown', true],
+  ['550 Message was not accepted -- invalid mailbox.  Local mailbox rcpt@example.org is unavailable: account is disabled', 'suspended', false],
+  ['554 5.7.1 <rcpt@example.org>: Recipient address rejected: Mail appeared to be SPAM or forged. Ask your Mail/DNS-Administrator to correct HELO and DNS MX settings or to get removed from DNSBLs', 'spam_detected', false],
+  ['550 5.7.350 Remote server returned message detected as spam', 'spam_detected', false],
+  ['550 5.7.133 RESOLVER.RST.SenderNotAuthenticatedForGroup; authentication required', 'filtered', false],
+  ['550 5.7.1 Mail from this sender is blocked by the recipient', 'filtered', false],
+  ['550 5.1.1 <rcpt@example.org>: Recipient address rejected: Rejected by recipient rules', 'filtered', false],
+  ['550 #5.1.0 Address rejected.', 'user_unknown', true],
+  ['550 5.0.0 Recipient rejected: mailbox closed', 'user_unknown', true],
   // undecided
   ['554 5.0.0 Service unavailable', 'system_error', false],
   ['550 5.0.0 failed', 'undefined', false],
@@ -132,7 +176,7 @@ test('classify: addresses and host names in the text decide nothing (relay.examp
 });
 
 test('reasons: the taxonomy is the issue\'s, each reason on one side', () => {
-  assert.equal(BOUNCE_REASONS.length, 25);
+  assert.equal(BOUNCE_REASONS.length, 26);
   assert.deepEqual(BOUNCE_REASONS.filter((r) => sideOf(r) === 'dead'), ['user_unknown', 'host_unknown', 'has_moved', 'not_accept']);
   assert.equal(sideOf('undefined'), 'unknown');
 });

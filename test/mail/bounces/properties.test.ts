@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import fc from 'fast-check';
-import { classifyBounce } from '../../../src/mail/bounces/classify.js';
+import { classifyBounce } from '../../../src/mail/bounces/verdict.js';
 import { readReturnedMail } from '../../../src/mail/bounces/read.js';
 import { BOUNCE_REASONS } from '../../../src/mail/bounces/reasons.js';
 

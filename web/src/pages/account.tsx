@@ -1,10 +1,10 @@
 import { useState, type FormEvent } from 'react';
-import { del, patch, post } from '../api';
+import { del, patch, post, type Item } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { ErrorState, When, useAction } from '../components/state';
 import type { SessionInfo } from '../session';
 
-interface User { id: string; email: string; hasPassword: boolean; createdAt: string; passwordSetAt: string | null }
+type User = Item<'listUsers'>;
 
 /** Settings → Account: your email and password, and the people who can sign in to this account. */
 export default function AccountPage({ session, onSessionChange }: { session: SessionInfo; onSessionChange: (s: Partial<SessionInfo>) => void }) {

@@ -1,12 +1,12 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
-import { del, get, post, qs, type Page } from '../api';
+import { del, get, post, qs, type Page, type Item } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { Badge, ErrorState, Show, When, useAction, useLoad, type Loaded } from '../components/state';
 
-interface List { id: string; name: string; description: string | null; doubleOptIn: boolean; subscriberCount: number; createdAt: string }
-interface Subscriber { id: string; email: string; name: string | null; status: string; lists: string[]; createdAt: string }
-interface ImportJob { id: string; status: 'queued' | 'running' | 'completed' | 'failed'; total: number; processed: number; created: number; updated: number; skipped: number; errorCount: number; errors: { row: number; email?: string; message: string }[]; failure: string | null }
+type List = Item<'listLists'>;
+type Subscriber = Item<'listSubscribers'>;
+type ImportJob = Item<'listImports'>;
 
 export function ListsPage() {
   const { loaded: lists } = usePagedList<List>('/lists');

@@ -1,22 +1,14 @@
 import { Link, useParams } from 'react-router';
-import { get, patch, post } from '../api';
+import { get, patch, post, type Answer, type Item } from '../api';
 import { PagedTable, StatusFilter, usePagedList } from '../components/paged-table';
 import { Badge, Empty, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 interface Step { type: string; [key: string]: unknown }
-interface SendCounters { step: string; sent: number; skipped: number; delivered: number; opened: number; clicked: number }
-interface Automation {
-  id: string; name: string; status: 'active' | 'paused'; reentry: string;
-  trigger: { event: string; filter: unknown };
-  steps: Step[];
-  counters: { runsStarted: number; runsCompleted: number; runsExited: number; runsFailed: number; runsInProgress: number; sends: SendCounters[] };
-  createdAt: string; updatedAt: string;
-}
-interface Run {
-  id: string; automationId: string; email: string; data: Record<string, unknown>; status: string; position: string | null;
-  waitingFor: string | null; wakesAt: string | null; exitReason: string | null; startedAt: string; finishedAt: string | null;
-}
-interface RunDetail extends Run { steps: { step: string; type: string; outcome: string; detail: Record<string, unknown>; messageId: string | null; at: string }[] }
+type SendCounters = Automation['counters']['sends'][number];
+/** The API's schema leaves a step open (its fields depend on its type). */
+type Automation = Omit<Item<'listAutomations'>, 'steps'> & { steps: Step[] };
+type Run = Item<'listAutomationRuns'>;
+type RunDetail = Answer<'getAutomationRun'>;
 
 const RUN_STATUSES = ['active', 'waiting', 'completed', 'exited', 'failed'] as const;
 

@@ -1,31 +1,15 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { get, post, type Page } from '../api';
+import { get, post, type Page, type Answer, type Item } from '../api';
 import { LineChart } from '../components/chart';
 import { PagedTable, StatusFilter, usePagedList } from '../components/paged-table';
 import { Badge, Empty, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 const STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled'] as const;
 
-interface Counts {
-  sent: number; delivered: number; deferred: number; hardBounced: number; softBounced: number; complaints: number;
-  unsubscribes: number; opens: number; uniqueOpens: number; machineOpens: number; clicks: number; uniqueClicks: number; cancelled: number;
-  skipped: Record<string, number>;
-}
-interface Progress { recipients: number; queued: number; remaining: number; percent: number; startedAt: string | null; finishedAt: string | null; etaSeconds: number | null }
-interface CampaignSummary { id: string; name: string; subject: string | null; status: string; scheduledAt: string | null; createdAt: string; progress?: Progress }
-interface Campaign extends CampaignSummary {
-  from: { email: string; name?: string | null };
-  audience: { lists: string[]; segment?: string | null; excludeLists?: string[] };
-  tags: string[];
-  throttle: number | null;
-  pauseReason: string | null;
-  progress: Progress;
-  counts: Counts;
-  rates: Record<'delivery' | 'open' | 'click' | 'clickToOpen' | 'bounce' | 'complaint' | 'unsubscribe', number>;
-  topLinks: { url: string; clicks: number; uniqueClicks: number }[];
-  timeline: { hour: string; delivered: number; opens: number; clicks: number; bounces: number }[];
-}
+type Progress = Campaign['progress'];
+type CampaignSummary = Item<'listCampaigns'>;
+type Campaign = Answer<'getCampaign'>;
 interface NamedRow { id: string; name: string }
 
 export function CampaignsPage() {
@@ -282,7 +266,7 @@ function CampaignReport({ c }: { c: Campaign }) {
   );
 }
 
-interface Recipient { subscriberId: string; messageId: string; email: string; status: string; attempts: number; lastResponse: string | null; deliveredAt: string | null }
+type Recipient = Item<'listCampaignRecipients'>;
 const RECIPIENT_STATUSES = ['queued', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'held'] as const;
 
 export function CampaignRecipientsPage() {

@@ -1,11 +1,11 @@
 import { Link, useParams } from 'react-router';
-import { get } from '../api';
+import { get, type Item } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { Show, When, useLoad } from '../components/state';
 import { MailPreview } from '../components/mail-preview';
 import { RawSource } from './messages';
 
-interface Captured { id: string; envelopeFrom: string; envelopeTo: string; subject: string; capturedAt: string }
+type Captured = Item<'listCapturedMessages'>;
 
 /** Capture mode (POSTLINE_DELIVERY=capture) keeps every message here instead of sending it. */
 export function CapturedPage() {

@@ -1,15 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { del, get, post } from '../api';
+import { del, get, post, type Answer } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { Badge, CopyButton, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
-interface DnsRecord { type: string; name: string; value: string; priority?: number; purpose: string; required: boolean; status: string; checkedAt: string | null; detail: string | null }
-interface Domain {
-  id: string; name: string; status: 'pending' | 'verified'; records: DnsRecord[];
-  tracking: { host: string; target: string; status: 'pending' | 'verified' | 'failed'; checkedAt: string | null };
-  createdAt: string; verifiedAt: string | null; checkedAt: string | null;
-}
+type Domain = Answer<'getDomain'>;
 
 export function DomainsPage() {
   const { loaded: domains } = usePagedList<Domain>('/domains');

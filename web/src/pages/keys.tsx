@@ -1,9 +1,9 @@
 import { useState, type FormEvent } from 'react';
-import { del, post } from '../api';
+import { del, post, type Item } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { Badge, CopyButton, ErrorState, When, useAction } from '../components/state';
 
-interface ApiKey { id: string; mode: 'live' | 'test'; name: string | null; prefix: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null }
+type ApiKey = Item<'listApiKeys'>;
 
 /** Settings → API keys: live keys, and test keys with the option right next to creation. The key is shown once. */
 export default function KeysPage() {

@@ -1,11 +1,11 @@
 import { Link, useParams, useSearchParams } from 'react-router';
 import { useState } from 'react';
-import { get, getText, qs } from '../api';
+import { get, getText, qs, type Answer } from '../api';
 import { MailPreview } from '../components/mail-preview';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { Badge, CopyButton, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
-interface Message { id: string; status: string; from: { email: string; name: string | null }; to: string; subject: string; tags: string[]; attempts: number; lastResponse: string | null; lastMx: string | null; createdAt: string; deliveredAt: string | null; nextAttemptAt: string | null }
+type Message = Answer<'getEmail'>;
 interface Event { id: string; type: string; occurredAt: string; url?: string; data: Record<string, unknown> }
 const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'failed', 'suppressed', 'held'];
 

@@ -1,20 +1,12 @@
 import { Link } from 'react-router';
-import { get, type Page } from '../api';
+import { get, type Page, type Answer } from '../api';
 import { LineChart } from '../components/chart';
 import { Show, useLoad } from '../components/state';
 import type { SessionInfo } from '../session';
 
 interface Health { domains: { name: string; id: string; status: string; tracking: { status: string } }[]; hooks: { id: string; url: string; status: string }[] }
 
-interface DayCounts { sent: number; delivered: number; hardBounced: number; softBounced: number; complaints: number; opens: number; uniqueOpens: number; clicks: number; uniqueClicks: number }
-interface Stats {
-  from: string; to: string;
-  counts: DayCounts;
-  rates: { delivery: number; open: number; click: number; bounce: number; complaint: number };
-  quota: { used: number; limit: number | null; resetsAt: string };
-  daily: ({ date: string } & DayCounts)[];
-  health: { status: string; bounceRate: number; complaintRate: number; sendingBlocked: boolean };
-}
+type Stats = Answer<'getStats'>;
 
 const pct = (r: number) => `${(r * 100).toFixed(1)} %`;
 

@@ -1,11 +1,12 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { ApiError, del, get, patch, post, type Problem } from '../api';
+import { ApiError, del, get, patch, post, type Problem, type Item } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 interface Condition { field: string; op: string; value?: unknown }
-interface Segment { id: string; name: string; match: 'all' | 'any'; conditions: Condition[]; subscriberCount: number; createdAt: string; updatedAt: string }
+/** The API's schema leaves a condition open (a condition or a nested group); the page edits flat ones. */
+type Segment = Omit<Item<'listSegments'>, 'conditions'> & { conditions: Condition[] };
 
 const FIELDS = ['email', 'name', 'status', 'createdAt', 'list', 'opened', 'clicked', 'received', 'attributes.'];
 const OPS = ['eq', 'neq', 'contains', 'starts_with', 'gt', 'gte', 'lt', 'lte', 'in', 'exists', 'not_exists', 'within', 'not_within'];

@@ -1,10 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { useSearchParams } from 'react-router';
-import { api, post, qs } from '../api';
+import { api, post, qs, type Item } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { Badge, ErrorState, When, useAction } from '../components/state';
 
-interface Entry { id: string; email: string; reason: string; detail: string | null; createdAt: string }
+type Entry = Item<'listSuppressions'>;
 const REASONS = ['manual', 'unsubscribe', 'hard_bounce', 'complaint', 'import'];
 
 export default function SuppressionPage() {

@@ -1,10 +1,10 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
-import { ApiError, del, get, patch, post, qs, type Problem } from '../api';
+import { ApiError, del, get, patch, post, qs, type Problem, type Answer } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
-interface Template { id: string; name: string; folder: string | null; subject: string | null; html: string | null; text: string | null; createdAt: string; updatedAt: string }
+type Template = Answer<'getTemplate'>;
 
 export function TemplatesPage() {
   const [, setParams] = useSearchParams();

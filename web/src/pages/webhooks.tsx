@@ -1,11 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { del, get, post } from '../api';
+import { del, get, post, type Item } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
 import { Badge, CopyButton, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
-interface Hook { id: string; url: string; events: string[]; status: 'active' | 'disabled'; disabledReason: string | null; createdAt: string }
-interface Delivery { id: string; attemptedAt: string; attempt: number; outcome: string; statusCode: number | null; durationMs: number; eventCount: number; error: string | null; nextAttemptAt: string | null }
+type Hook = Item<'listHooks'>;
+type Delivery = Item<'listHookDeliveries'>;
 
 const EVENTS = ['sent', 'delivered', 'open', 'click', 'hard_bounce', 'soft_bounce', 'spam', 'unsubscribe', 'deferred'];
 const SHORT: Record<string, string[]> = { open: ['open'], click: ['click'], bounce: ['hard_bounce', 'soft_bounce'], complaint: ['spam'], unsub: ['unsubscribe'] };

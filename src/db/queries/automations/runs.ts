@@ -111,6 +111,7 @@ export function addressLockKeys(addresses: AddressKey[]): string[] {
  * until the batch commits, so the steps performed and the run's new position commit together
  * or not at all (a killed worker's transaction rolls back and the runs are due again).
  * SKIP LOCKED lets workers claim side by side. Runs of paused automations stay where they are.
+ * Claim shape 1 of docs/architecture.md#background-jobs-one-claimlease-pattern.
  */
 export async function claimDueRuns(db: Queryable, now: Date, limit: number): Promise<RunRow[]> {
   const { rows } = await db.query<RunRow>(

@@ -1,5 +1,6 @@
 import type { PoolClient, Queryable } from '../../pool.js';
 import type { CampaignRow } from './campaigns.js';
+import { NO_QUOTA, quotaGate } from '../quota.js';
 
 /**
  * The fan-out job's statements (domain/campaigns/fanout.ts runs them). A campaign's fan-out is
@@ -30,6 +31,7 @@ export interface FanOutPart {
 // One unfinished part of a sending campaign whose lease is free or expired, leased to this
 // worker. SKIP LOCKED: a part another worker is claiming is passed over; oldest request first,
 // then the parts in order (the workers of a campaign take its parts one after the other).
+// Claim shape 3 of docs/architecture.md#background-jobs-one-claimlease-pattern.
 export async function claimFanOutPart(db: Queryable, workerId: string, now: Date, leaseMs: number): Promise<FanOutPart | null> {
   const { rows } = await db.query<FanOutPart>(
     `WITH p AS (
@@ -173,18 +175,7 @@ export async function insertCampaignMessages(
     msgs.map((m) => m.id), msgs.map((m) => m.eventId), msgs.map((m) => m.subscriberId), msgs.map((m) => m.email),
     msgs.map((m) => m.toDomain), msgs.map((m) => m.subject), msgs.map((m) => JSON.stringify(m.mergeData)), msgs.map((m) => m.nextAttemptAt),
   ];
-  let counter = '';
-  let gate = 'TRUE';
-  if (quota) {
-    params.push(quota.month, msgs.length, quota.limit);
-    counter = `q AS (
-      INSERT INTO usage_counters AS u (account_id, month, sent)
-      SELECT $2::text, $18::date, $19::int WHERE $19::int <= $20::int
-      ON CONFLICT (account_id, month) DO UPDATE SET sent = u.sent + EXCLUDED.sent WHERE u.sent + EXCLUDED.sent <= $20::int
-      RETURNING sent
-    ),`;
-    gate = 'EXISTS (SELECT 1 FROM q)';
-  }
+  const { counter, gate } = quota ? quotaGate(params, '$2', { month: quota.month, count: msgs.length, limit: quota.limit }) : NO_QUOTA;
   // Transaction-local: the events_rollup trigger skips the events this transaction inserts from
   // here on — this statement's, whose counters it writes below. The batch's transaction inserts
   // no other events after it (it only advances the checkpoint and commits); no reset, as each

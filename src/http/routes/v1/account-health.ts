@@ -1,6 +1,7 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { deliverabilityHealth } from '../../../domain/account-health.js';
+import { deliverabilityHealth } from '../../../domain/stats/account-health.js';
 
 const Issue = Type.Object({ code: Type.String({ description: 'sender_side_bounces, hard_bounces or complaints' }), message: Type.String() });
 const Health = Type.Object({
@@ -22,7 +23,8 @@ const Health = Type.Object({
   issues: Type.Array(Issue),
 });
 
-export async function accountHealthRoutes(app: FastifyInstance): Promise<void> {
+export async function accountHealthRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/api/v1/account/health', {
     schema: {
       operationId: 'getAccountHealth',
@@ -42,7 +44,7 @@ export async function accountHealthRoutes(app: FastifyInstance): Promise<void> {
       },
     },
   }, async (request) => {
-    const { days } = request.query as { days?: number };
+    const { days } = request.query;
     return deliverabilityHealth(app.deps.pool, request.auth.accountId, app.deps.clock.now(), days ?? 7);
   });
 }

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { CAMPAIGN_LIMITS } from '../../../domain/campaigns/definition.js';
 import { SEND_LIMITS } from '../../../domain/sending/send-input.js';
 import { problemResponse } from '../../problem.js';
-import { SandboxFlag } from './audience-common.js';
+import { SandboxFlag } from './common-schemas.js';
 import { COUNT_NAMES, type CountName } from '../../../domain/stats/counters.js';
 
 /** TypeBox schemas and examples of the campaign routes (campaigns.ts). */

@@ -1,20 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { finishPage, pageOf } from '../../../db/pagination.js';
-import { notifySoon } from '../../../db/notify.js';
-import { selectRecipientPage, type CampaignStatus, type RecipientRow } from '../../../db/queries/campaigns/campaigns.js';
-import { toDefinition, type CampaignInput } from '../../../domain/campaigns/definition.js';
+import type { PoolClient } from '../../../db/pool.js';
+import type { CampaignStatus, RecipientRow } from '../../../db/queries/campaigns/campaigns.js';
+import { toDefinition } from '../../../domain/campaigns/definition.js';
 import {
-  cancelCampaign, createCampaign, deleteCampaign, listCampaigns, pauseCampaign, requireCampaign, resumeCampaign, sendCampaign, updateCampaign,
+  cancelCampaign, createCampaign, deleteCampaign, listCampaigns, pauseCampaign, requireCampaign, resumeCampaign, sendCampaign, updateCampaign, wakeCampaignRunner,
 } from '../../../domain/campaigns/lifecycle.js';
-import { loadCampaignReport } from '../../../domain/campaigns/report.js';
-import { sendCampaignTest, TEST_SEND_MAX } from '../../../domain/campaigns/test-send.js';
+import { listRecipients, loadCampaignReport } from '../../../domain/campaigns/report.js';
+import { sendCampaignTest, TEST_SEND_MAX, wakeAfterTestSend } from '../../../domain/campaigns/test-send.js';
 import { TrackingLinks } from '../../../domain/tracking/links.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { problemBody } from '../../problem.js';
 import { AppError } from '../../../errors.js';
-import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
+import { accountWrite, withSandbox } from '../../account-write.js';
+import { IdParam, invalidResponse, notFoundResponse, SandboxFlag } from './common-schemas.js';
 import {
   atRiskResponse, CampaignDefinitionSchema, CampaignReportSchema, CampaignStatusSchema, CreateCampaignBody, definitionExample,
   invalidStateResponse, PatchCampaignBody, RecipientSchema, recipientExample, reportExample, StateChangeSchema,
@@ -41,14 +41,14 @@ function toRecipient(r: RecipientRow) {
 
 /**
  * Campaigns (docs/campaigns.md). Writes with a test key run exactly as with a live key inside
- * a transaction that is rolled back (audienceWrite): same validation and errors, `sandbox:
+ * a transaction that is rolled back (accountWrite): same validation and errors, `sandbox:
  * true`, nothing stored or queued.
  */
 export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { pool, clock, config } = app.deps;
   const links = new TrackingLinks(config);
-  const wakeRunner = () => notifySoon(pool, 'postline_campaigns');
+  const wakeRunner = () => wakeCampaignRunner(pool);
 
   app.get('/api/v1/campaigns', {
     schema: {
@@ -60,7 +60,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...listResponse(CampaignDefinitionSchema), examples: [{ data: [{ ...definitionExample, html: null }], nextCursor: null }] } },
     },
   }, async (request) => {
-    const q = request.query as ListQuery & { status?: CampaignStatus };
+    const q = request.query;
     const page = pageOf(q);
     const rows = await listCampaigns(pool, request.auth.accountId, q.status ?? null, page);
     const { data, nextCursor } = finishPage(rows, page, (r) => r.id);
@@ -80,7 +80,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 201: { ...CampaignDefinitionSchema, examples: [definitionExample] }, 422: Invalid },
     },
   }, async (request, reply) => {
-    const r = await audienceWrite(app, request, (db) => createCampaign(db, request.auth.accountId, request.body as CampaignInput, clock.now()));
+    const r = await accountWrite(app, request, (db) => createCampaign(db, request.auth.accountId, request.body, clock.now()));
     return reply.code(201).send(withSandbox(r));
   });
 
@@ -108,8 +108,8 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...CampaignDefinitionSchema, examples: [definitionExample] }, 404: NotFound, 409: invalidStateResponse, 422: Invalid },
     },
   }, async (request) => {
-    const r = await audienceWrite(app, request, (db) =>
-      updateCampaign(db, request.auth.accountId, request.params.id, request.body as Partial<CampaignInput>, clock.now()),
+    const r = await accountWrite(app, request, (db) =>
+      updateCampaign(db, request.auth.accountId, request.params.id, request.body, clock.now()),
     );
     return withSandbox(r);
   });
@@ -124,7 +124,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 204: Type.Null({ description: 'Deleted' }), 404: NotFound, 409: invalidStateResponse },
     },
   }, async (request, reply) => {
-    await audienceWrite(app, request, (db) => deleteCampaign(db, request.auth.accountId, request.params.id));
+    await accountWrite(app, request, (db) => deleteCampaign(db, request.auth.accountId, request.params.id));
     return reply.code(204).send(null);
   });
 
@@ -146,7 +146,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       },
     },
   }, async (request, reply) => {
-    const r = await audienceWrite(app, request, (db) => sendCampaign(db, request.auth.accountId, request.params.id, clock.now()));
+    const r = await accountWrite(app, request, (db) => sendCampaign(db, request.auth.accountId, request.params.id, clock.now()));
     if (!r.sandbox) wakeRunner();
     return reply.code(202).send(withSandbox(r));
   });
@@ -156,7 +156,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
     operationId: string,
     summary: string,
     description: string,
-    run: (accountId: string, id: string) => (db: import('../../../db/pool.js').PoolClient) => Promise<{ id: string; status: CampaignStatus }>,
+    run: (accountId: string, id: string) => (db: PoolClient) => Promise<{ id: string; status: CampaignStatus }>,
     conflict = invalidStateResponse,
   ) =>
     app.post(`/api/v1/campaigns/:id/${path}`, {
@@ -169,7 +169,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
         response: { 200: { ...StateChangeSchema, examples: [{ id: definitionExample.id, status: path === 'pause' ? 'paused' : path === 'resume' ? 'sending' : 'cancelled' }] }, 404: NotFound, 409: conflict },
       },
     }, async (request) => {
-      const r = await audienceWrite(app, request, async (db) => {
+      const r = await accountWrite(app, request, async (db) => {
         const c = await run(request.auth.accountId, request.params.id)(db);
         return { id: c.id, status: c.status };
       });
@@ -187,7 +187,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
   app.post('/api/v1/campaigns/:id/test', {
     // An unknown (or another account's) campaign is a 404 before the body is validated.
     preValidation: async (request) => {
-      await requireCampaign(pool, request.auth.accountId, (request.params as { id: string }).id);
+      await requireCampaign(pool, request.auth.accountId, request.params.id);
     },
     schema: {
       operationId: 'sendCampaignTest',
@@ -215,7 +215,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const c = await requireCampaign(pool, request.auth.accountId, request.params.id);
-    const { to } = request.body as { to: string[] };
+    const { to } = request.body;
     const ctx = { db: pool, config, links, accountId: request.auth.accountId, mode: request.auth.mode, monthlyQuota: request.auth.monthlyQuota, now: clock.now() };
     const data: Record<string, unknown>[] = [];
     let sample = { id: '', email: '' };
@@ -230,8 +230,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       }
     }
     if (data.some((d) => d.sandbox === false)) {
-      notifySoon(pool, 'postline_messages');
-      notifySoon(pool, 'postline_events');
+      wakeAfterTestSend(pool);
     }
     return { sample, data, ...(request.auth.mode === 'test' ? { sandbox: true } : {}) };
   });
@@ -250,10 +249,10 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...listResponse(RecipientSchema), examples: [{ data: [recipientExample], nextCursor: null }] }, 404: NotFound },
     },
   }, async (request) => {
-    const q = request.query as ListQuery & { status?: string };
+    const q = request.query;
     const c = await requireCampaign(pool, request.auth.accountId, request.params.id);
     const page = pageOf(q);
-    const rows = await selectRecipientPage(pool, request.auth.accountId, c.id, q.status ?? null, page);
+    const rows = await listRecipients(pool, request.auth.accountId, c.id, q.status ?? null, page);
     const { data, nextCursor } = finishPage(rows, page, (r) => r.subscriber_id);
     return { data: data.map(toRecipient), nextCursor };
   });

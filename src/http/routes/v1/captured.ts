@@ -1,9 +1,11 @@
-import { finishPage, keyset, pageOf } from '../../../db/pagination.js';
-import { ListQuery } from '../../pagination.js';
+import { ListQuery, pageOf } from '../../pagination.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
-import { getCaptured, listCaptured } from '../../../db/queries/captured.js';
+import { Type, type Static } from 'typebox';
+import { capturedSource, listCapturedMessages } from '../../../domain/sending/captured.js';
 import { notFound } from '../../../errors.js';
+
+const RawParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
 const CapturedItem = Type.Object({
   id: Type.String({ description: 'The message id' }),
@@ -17,7 +19,8 @@ const CapturedItem = Type.Object({
  * POSTLINE_DELIVERY=capture keeps every outgoing message locally instead of sending it:
  * these routes show them (the safe development mode).
  */
-export async function capturedRoutes(app: FastifyInstance): Promise<void> {
+export async function capturedRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/api/v1/captured', {
     schema: {
       operationId: 'listCapturedMessages',
@@ -32,29 +35,25 @@ export async function capturedRoutes(app: FastifyInstance): Promise<void> {
       },
     },
   }, async (request) => {
-    const page = pageOf(request.query as ListQuery);
-    const rows = await listCaptured(app.deps.pool, request.auth.accountId, { ...keyset(page, 'id', 2), limit: page.limit });
-    const { data, nextCursor } = finishPage(rows, page, (r) => r.id);
-    return {
-      data: data.map((r) => ({ id: r.id, envelopeFrom: r.envelope_from, envelopeTo: r.envelope_to, subject: r.subject, capturedAt: r.captured_at.toISOString() })),
-      nextCursor,
-    };
+    return listCapturedMessages(app.deps.pool, request.auth.accountId, pageOf(request.query));
   });
 
-  app.get('/api/v1/captured/:id', {
+  // The answer is bytes (message/rfc822), which the type provider would type as the schema's
+  // string: the route is typed by its params schema alone.
+  fastify.get<{ Params: Static<typeof RawParams> }>('/api/v1/captured/:id', {
     schema: {
       operationId: 'getCapturedMessage',
       summary: 'The raw RFC 5322 bytes of a captured message (message/rfc822)',
       tags: ['emails'],
-      params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+      params: RawParams,
       response: {
         200: { description: 'The message as it would have been sent, DKIM signature included', content: { 'message/rfc822': { schema: Type.String() } } },
       },
     },
   }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    const row = await getCaptured(app.deps.pool, request.auth.accountId, id);
-    if (!row) throw notFound(`captured message ${id}`);
-    return reply.type('message/rfc822').send(row.raw);
+    const { id } = request.params;
+    const raw = await capturedSource(app.deps.pool, request.auth.accountId, id);
+    if (!raw) throw notFound(`captured message ${id}`);
+    return reply.type('message/rfc822').send(raw);
   });
 }

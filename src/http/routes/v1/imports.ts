@@ -1,12 +1,12 @@
-import { finishPage, pageOf } from '../../../db/pagination.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createImport, getImport, IMPORT_MAX_ROWS, listImports, simulateImport, type ImportSource } from '../../../domain/audience/imports.js';
 import { AppError, invalid } from '../../../errors.js';
-import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
+import { accountWrite, withSandbox } from '../../account-write.js';
+import { IdParam, invalidResponse, notFoundResponse, SandboxFlag } from './common-schemas.js';
 
 /** 100,000 rows with a few attributes each fit well within this. */
 const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
@@ -72,7 +72,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
   const { pool, clock } = app.deps;
   // Raw CSV bodies, for this plugin's routes only.
   app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: IMPORT_BODY_LIMIT }, (_request, body, done) =>
-    isUtf8(body as Buffer) ? done(null, (body as Buffer).toString('utf8')) : done(new AppError('invalid_json', 'Body is not valid UTF-8 CSV'), undefined));
+    typeof body !== 'string' && isUtf8(body) ? done(null, body.toString('utf8')) : done(new AppError('invalid_json', 'Body is not valid UTF-8 CSV'), undefined));
 
   app.post('/api/v1/subscribers/import', {
     bodyLimit: IMPORT_BODY_LIMIT,
@@ -95,7 +95,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 202: { ...ImportSchema, examples: [{ ...example, status: 'queued', processed: 0, created: 0, updated: 0, skipped: 0, errorCount: 0, errors: [], startedAt: null }] }, 422: Invalid },
     },
   }, async (request, reply) => {
-    const body = request.body as unknown;
+    const body: unknown = request.body;
     if (body === undefined || body === null) throw invalid('body', 'is required: JSON {list, subscribers} or {list, csv}, or a text/csv body with ?list=');
     let listId: string | undefined;
     let source: ImportSource;
@@ -111,7 +111,7 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
     if (!listId) throw invalid('list', 'is required');
     const accountId = request.auth.accountId;
     const input = { listId, source };
-    const r = await audienceWrite(app, request, (db) => (request.auth.mode === 'live' ? createImport(db, accountId, input, clock.now()) : simulateImport(db, accountId, input, clock.now())));
+    const r = await accountWrite(app, request, (db) => (request.auth.mode === 'live' ? createImport(db, accountId, input, clock.now()) : simulateImport(db, accountId, input, clock.now())));
     return reply.code(202).header('Location', `/api/v1/imports/${r.value.id}`).send(withSandbox(r));
   });
 

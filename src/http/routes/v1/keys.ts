@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { pageOf } from '../../../db/pagination.js';
 import { createApiKey, pageKeysOfAccount, requireApiKey, revokeKey } from '../../../domain/keys/api-keys.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { problemResponse } from '../../problem.js';
-import { audienceWrite, SandboxFlag, withSandbox } from './audience-common.js';
+import { accountWrite, withSandbox } from '../../account-write.js';
+import { SandboxFlag } from './common-schemas.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
 const keyFields = {
@@ -62,7 +62,7 @@ export async function keyRoutes(fastify: FastifyInstance): Promise<void> {
     },
   }, async (request, reply) => {
     const { name, mode } = request.body;
-    const r = await audienceWrite(app, request, (db) => createApiKey(db, { accountId: request.auth.accountId, mode, name: name ?? null }));
+    const r = await accountWrite(app, request, (db) => createApiKey(db, { accountId: request.auth.accountId, mode, name: name ?? null }));
     const { accountId: _account, ...key } = r.value;
     return reply.code(201).send(withSandbox({ value: key, sandbox: r.sandbox }));
   });
@@ -91,7 +91,7 @@ export async function keyRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...ApiKeySchema, examples: [{ ...KEY_EXAMPLE, revokedAt: '2026-11-23T09:00:00.000Z' }] }, 404: NotFound },
     },
   }, async (request) => {
-    const r = await audienceWrite(app, request, (db) => revokeKey(db, request.params.id, clock.now(), request.auth.accountId));
+    const r = await accountWrite(app, request, (db) => revokeKey(db, request.params.id, clock.now(), request.auth.accountId));
     if (!r.sandbox) app.keyCache.forgetKey(r.value.id);
     const { accountId: _account, ...key } = r.value;
     return withSandbox({ value: key, sandbox: r.sandbox });

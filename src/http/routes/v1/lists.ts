@@ -1,10 +1,10 @@
-import { finishPage, pageOf } from '../../../db/pagination.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createList, deleteList, getList, listLists, updateList } from '../../../domain/audience/lists.js';
-import { audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, withSandbox } from './audience-common.js';
+import { accountWrite, withSandbox } from '../../account-write.js';
+import { IdParam, invalidResponse, notFoundResponse, SandboxFlag } from './common-schemas.js';
 
 const ListSchema = Type.Object({
   id: Type.String({ description: 'lst_…' }),
@@ -83,7 +83,7 @@ export async function listRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 201: { ...ListSchema, examples: [{ ...example, subscriberCount: 0 }] }, 422: Invalid },
     },
   }, async (request, reply) => {
-    const r = await audienceWrite(app, request, (db) => createList(db, request.auth.accountId, request.body, clock.now()));
+    const r = await accountWrite(app, request, (db) => createList(db, request.auth.accountId, request.body, clock.now()));
     return reply.code(201).send(withSandbox(r));
   });
 
@@ -109,7 +109,7 @@ export async function listRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...ListSchema, examples: [example] }, 404: NotFound, 422: Invalid },
     },
   }, async (request) => {
-    const r = await audienceWrite(app, request, (db) => updateList(db, request.auth.accountId, request.params.id, request.body, clock.now()));
+    const r = await accountWrite(app, request, (db) => updateList(db, request.auth.accountId, request.params.id, request.body, clock.now()));
     return withSandbox(r);
   });
 
@@ -123,7 +123,7 @@ export async function listRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 204: Type.Null({ description: 'Deleted' }), 404: NotFound },
     },
   }, async (request, reply) => {
-    await audienceWrite(app, request, (db) => deleteList(db, request.auth.accountId, request.params.id));
+    await accountWrite(app, request, (db) => deleteList(db, request.auth.accountId, request.params.id));
     return reply.code(204).send(null);
   });
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { SessionAuth } from '../../../domain/users/sessions.js';
+import { isSessionAuth } from '../../../domain/users/sessions.js';
 import { requireAccount } from '../../../domain/accounts.js';
 import { poolFor } from '../../../delivery/sources/identity.js';
 
@@ -33,11 +33,11 @@ export async function meRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const { pools } = await requireAccount(app.deps.pool, request.auth.accountId);
-    const identity = app.deps.config.sendingIdentity;
+    const identity = app.deps.config.deliveryPolicy.identity;
     return {
       account: { id: request.auth.accountId, name: request.auth.accountName },
       key: request.auth.keyId ? { id: request.auth.keyId, mode: request.auth.mode, prefix: request.auth.prefix ?? '' } : null,
-      ...(request.auth.via === 'session' ? { user: { id: (request.auth as SessionAuth).userId, email: (request.auth as SessionAuth).email } } : {}),
+      ...(isSessionAuth(request.auth) ? { user: { id: request.auth.userId, email: request.auth.email } } : {}),
       pools: { transactional: poolFor(identity, 'transactional', pools.transactional), broadcast: poolFor(identity, 'broadcast', pools.broadcast) },
     };
   });

@@ -1,13 +1,12 @@
-import { finishPage, pageOf } from '../../../db/pagination.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { SEGMENT_FIELDS, SEGMENT_OPS } from '../../../domain/audience/segment-sql.js';
 import { countDefinition, createSegment, deleteSegment, getSegment, listSegments, segmentSubscribers, updateSegment } from '../../../domain/audience/segments.js';
-import {
-  audienceWrite, IdParam, invalidResponse, notFoundResponse, SandboxFlag, SubscriberSchema, subscriberExample, withSandbox,
-} from './audience-common.js';
+import { accountWrite, withSandbox } from '../../account-write.js';
+import { IdParam, invalidResponse, notFoundResponse, SandboxFlag } from './common-schemas.js';
+import { subscriberExample, SubscriberSchema } from './subscriber-schemas.js';
 
 // The condition tree is recursive; its exact rules (fields, ops, value types) are checked by
 // domain/audience/segment-sql.ts, which names the offending path in a 422.
@@ -90,7 +89,7 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 201: { ...SegmentSchema, examples: [example] }, 422: Invalid },
     },
   }, async (request, reply) => {
-    const r = await audienceWrite(app, request, (db) => createSegment(db, request.auth.accountId, request.body, clock.now()));
+    const r = await accountWrite(app, request, (db) => createSegment(db, request.auth.accountId, request.body, clock.now()));
     return reply.code(201).send(withSandbox(r));
   });
 
@@ -133,7 +132,7 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...SegmentSchema, examples: [example] }, 404: NotFound, 422: Invalid },
     },
   }, async (request) => {
-    const r = await audienceWrite(app, request, (db) => updateSegment(db, request.auth.accountId, request.params.id, request.body, clock.now()));
+    const r = await accountWrite(app, request, (db) => updateSegment(db, request.auth.accountId, request.params.id, request.body, clock.now()));
     return withSandbox(r);
   });
 
@@ -147,7 +146,7 @@ export async function segmentRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 204: Type.Null({ description: 'Deleted' }), 404: NotFound },
     },
   }, async (request, reply) => {
-    await audienceWrite(app, request, (db) => deleteSegment(db, request.auth.accountId, request.params.id));
+    await accountWrite(app, request, (db) => deleteSegment(db, request.auth.accountId, request.params.id));
     return reply.code(204).send(null);
   });
 

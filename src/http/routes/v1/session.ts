@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { getUser } from '../../../db/queries/users.js';
 import {
-  SESSION_COOKIE, signInWithLink, signInWithPassword, signOut, type NewSession, type SessionAuth,
+  SESSION_COOKIE, signInWithLink, signInWithPassword, signOut, isSessionAuth, type NewSession, type SessionAuth,
 } from '../../../domain/users/sessions.js';
-import { toUser } from '../../../domain/users/users.js';
+import { findUser, toUser } from '../../../domain/users/users.js';
 import { requireAccount } from '../../../domain/accounts.js';
 import { AppError } from '../../../errors.js';
 import { problemResponse } from '../../problem.js';
@@ -44,8 +43,8 @@ function cookieOptions(request: FastifyRequest, expires: Date | null) {
 }
 
 function requireSession(request: FastifyRequest): SessionAuth {
-  if (request.auth.via !== 'session') throw new AppError('forbidden', 'This route is for the dashboard\'s session cookie; API keys have no session');
-  return request.auth as SessionAuth;
+  if (!isSessionAuth(request.auth)) throw new AppError('forbidden', 'This route is for the dashboard\'s session cookie; API keys have no session');
+  return request.auth;
 }
 
 /** Sign-in, the current session and sign-out, for the dashboard (docs/dashboard.md). */
@@ -100,10 +99,10 @@ export async function sessionRoutes(fastify: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const s = requireSession(request);
-    const user = await getUser(pool, s.accountId, s.userId);
+    const user = await findUser(pool, s.accountId, s.userId);
     if (!user) throw new AppError('unauthorized', 'Your session has ended; sign in again');
     return {
-      user: toUser(user),
+      user,
       account: { id: s.accountId, name: s.accountName, monthlyQuota: s.monthlyQuota },
       csrfToken: s.csrfToken,
       expiresAt: s.expiresAt.toISOString(),

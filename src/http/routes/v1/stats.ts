@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { acknowledgeHealth, evaluateHealth, HEALTH_RULES } from '../../../domain/account-health.js';
-import { accountStats, type StatsQuery } from '../../../domain/stats/stats.js';
-import { withTransaction } from '../../../db/pool.js';
-import { invalidResponse, SandboxFlag } from './audience-common.js';
+import { acknowledgeHealth, evaluateHealth, HEALTH_RULES } from '../../../domain/stats/account-health.js';
+import { accountStats } from '../../../domain/stats/stats.js';
+import { inTransaction } from '../../account-write.js';
+import { invalidResponse, SandboxFlag } from './common-schemas.js';
 import { CountsSchema, exampleCounts, exampleRates, RatesSchema } from './campaign-schemas.js';
 
 const HealthSchema = Type.Object({
@@ -81,7 +81,7 @@ export async function statsRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...StatsSchema, examples: [statsExample] }, 422: invalidResponse('validation_failed: a bad date, a range over 366 days, an unknown campaign, tag and campaignId together', 'from', 'must not be after to') },
     },
   }, async (request) =>
-    accountStats(pool, request.auth.accountId, request.query as StatsQuery, clock.now(), request.auth.monthlyQuota, { record: request.auth.mode !== 'test' }));
+    accountStats(pool, request.auth.accountId, request.query, clock.now(), request.auth.monthlyQuota, { record: request.auth.mode !== 'test' }));
 
   app.post('/api/v1/stats/health/acknowledge', {
     schema: {
@@ -97,6 +97,6 @@ export async function statsRoutes(fastify: FastifyInstance): Promise<void> {
   }, async (request) => {
     const { accountId, mode } = request.auth;
     if (mode === 'test') return { ...(await evaluateHealth(pool, accountId, clock.now(), { record: false })), sandbox: true };
-    return withTransaction(pool, (tx) => acknowledgeHealth(tx, accountId, clock.now()));
+    return inTransaction(pool, (tx) => acknowledgeHealth(tx, accountId, clock.now()));
   });
 }

@@ -1,5 +1,4 @@
-import { finishPage, pageOf } from '../../../db/pagination.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -7,9 +6,9 @@ import { confirmByToken } from '../../../domain/audience/double-opt-in.js';
 import {
   deleteSubscriber, getSubscriber, listSubscribers, updateSubscriber, upsertSubscriber,
 } from '../../../domain/audience/subscribers.js';
-import {
-  Attributes, audienceWrite, invalidResponse, notFoundResponse, SubscriberSchema, SubscriberStatusSchema, subscriberExample, withSandbox,
-} from './audience-common.js';
+import { accountWrite, withSandbox } from '../../account-write.js';
+import { invalidResponse, notFoundResponse } from './common-schemas.js';
+import { Attributes, subscriberExample, SubscriberSchema, SubscriberStatusSchema } from './subscriber-schemas.js';
 import { problemResponse } from '../../problem.js';
 
 const SettableStatus = Type.Union([Type.Literal('active'), Type.Literal('unconfirmed'), Type.Literal('unsubscribed')]);
@@ -105,7 +104,7 @@ export async function subscriberRoutes(fastify: FastifyInstance): Promise<void> 
       },
     },
   }, async (request, reply) => {
-    const r = await audienceWrite(app, request, (db) => upsertSubscriber(db, request.auth.accountId, request.body, clock.now()));
+    const r = await accountWrite(app, request, (db) => upsertSubscriber(db, request.auth.accountId, request.body, clock.now()));
     return reply.code(r.value.created ? 201 : 200).send(withSandbox({ value: r.value.subscriber, sandbox: r.sandbox }));
   });
 
@@ -132,7 +131,7 @@ export async function subscriberRoutes(fastify: FastifyInstance): Promise<void> 
       response: { 200: { ...SubscriberSchema, examples: [subscriberExample] }, 404: NotFound, 409: Conflict, 422: PatchRefused },
     },
   }, async (request) => {
-    const r = await audienceWrite(app, request, (db) => updateSubscriber(db, request.auth.accountId, request.params.idOrEmail, request.body, clock.now()));
+    const r = await accountWrite(app, request, (db) => updateSubscriber(db, request.auth.accountId, request.params.idOrEmail, request.body, clock.now()));
     return withSandbox(r);
   });
 
@@ -146,7 +145,7 @@ export async function subscriberRoutes(fastify: FastifyInstance): Promise<void> 
       response: { 204: Type.Null({ description: 'Deleted' }), 404: NotFound },
     },
   }, async (request, reply) => {
-    await audienceWrite(app, request, (db) => deleteSubscriber(db, request.auth.accountId, request.params.idOrEmail));
+    await accountWrite(app, request, (db) => deleteSubscriber(db, request.auth.accountId, request.params.idOrEmail));
     return reply.code(204).send(null);
   });
 

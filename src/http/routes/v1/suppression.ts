@@ -1,10 +1,9 @@
-import { pageOf } from '../../../db/pagination.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { ListQuery, listResponse, pageOf } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { withTransaction } from '../../../db/pool.js';
-import { resubscribeAddress, suppressAddress, suppressManyAddresses } from '../../../domain/address-status.js';
+import { inTransaction } from '../../account-write.js';
+import { resubscribeAddress, suppressAddress, suppressManyAddresses } from '../../../domain/audience/address-status.js';
 import {
   checkSuppression, listSuppressions, MAX_BULK_SUPPRESSIONS, SUPPRESSION_REASONS,
 } from '../../../domain/suppression.js';
@@ -121,10 +120,10 @@ export async function suppressionRoutes(fastify: FastifyInstance): Promise<void>
     if (entries !== undefined) {
       if (email !== undefined) throw invalid('email', 'send either email or entries, not both');
       const now = clock.now();
-      return reply.code(200).send(await withTransaction(pool, (tx) => suppressManyAddresses(tx, accountId, entries, reason, now)));
+      return reply.code(200).send(await inTransaction(pool, (tx) => suppressManyAddresses(tx, accountId, entries, reason, now)));
     }
     if (email === undefined) throw invalid('email', 'is required (or send entries for the bulk form)');
-    const { entry, created } = await withTransaction(pool, (tx) => suppressAddress(tx, accountId, email, reason ?? 'manual', clock.now()));
+    const { entry, created } = await inTransaction(pool, (tx) => suppressAddress(tx, accountId, email, reason ?? 'manual', clock.now()));
     return reply.code(created ? 201 : 200).send(entry);
   });
 
@@ -147,7 +146,7 @@ export async function suppressionRoutes(fastify: FastifyInstance): Promise<void>
   }, async (request) => {
     const { email } = request.query;
     // address-status.ts composes the list change with the subscribers' status: one transaction.
-    const removed = await withTransaction(pool, (tx) => resubscribeAddress(tx, request.auth.accountId, email));
+    const removed = await inTransaction(pool, (tx) => resubscribeAddress(tx, request.auth.accountId, email));
     if (!removed) throw notFound(`suppression entry for ${email.trim()}`);
     return { email: email.trim(), suppressed: false as const };
   });

@@ -1,11 +1,10 @@
-import { pageOf } from '../../../db/pagination.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { ListQuery, listResponse, pageOf } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
   createTemplate, deleteTemplate, getTemplate, listTemplates, previewTemplate, templateFolders, TEMPLATE_LIMITS, updateTemplate,
-} from '../../../domain/templates.js';
+} from '../../../domain/stored-templates.js';
 import { problemResponse } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);

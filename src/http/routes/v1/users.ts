@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { pageOf } from '../../../db/pagination.js';
-import type { SessionAuth } from '../../../domain/users/sessions.js';
+import { isSessionAuth } from '../../../domain/users/sessions.js';
 import { changeUser, createUser, removeUser, requireUser, usersOfAccount } from '../../../domain/users/users.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../../domain/users/passwords.js';
-import { ListQuery, listResponse } from '../../pagination.js';
+import { ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { problemResponse } from '../../problem.js';
-import { audienceWrite, SandboxFlag, withSandbox } from './audience-common.js';
+import { accountWrite, withSandbox } from '../../account-write.js';
+import { SandboxFlag } from './common-schemas.js';
 
 export const UserSchema = Type.Object({
   id: Type.String({ description: 'usr_… identifier' }),
@@ -60,7 +60,7 @@ export async function userRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 201: { ...UserSchema, examples: [{ ...USER_EXAMPLE, email: 'grace@example.com' }] }, 409: Conflict },
     },
   }, async (request, reply) => {
-    const r = await audienceWrite(app, request, (db) => createUser(db, { accountId: request.auth.accountId, ...request.body }, clock.now()));
+    const r = await accountWrite(app, request, (db) => createUser(db, { accountId: request.auth.accountId, ...request.body }, clock.now()));
     return reply.code(201).send(withSandbox(r));
   });
 
@@ -83,8 +83,8 @@ export async function userRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 200: { ...UserSchema, examples: [USER_EXAMPLE] }, 404: NotFound, 409: Conflict },
     },
   }, async (request) => {
-    const keep = request.auth.via === 'session' ? (request.auth as SessionAuth).sessionHash : null;
-    const r = await audienceWrite(app, request, (db) => changeUser(db, request.auth.accountId, request.params.id, request.body, clock.now(), keep));
+    const keep = isSessionAuth(request.auth) ? request.auth.sessionHash : null;
+    const r = await accountWrite(app, request, (db) => changeUser(db, request.auth.accountId, request.params.id, request.body, clock.now(), keep));
     return withSandbox(r);
   });
 
@@ -98,8 +98,8 @@ export async function userRoutes(fastify: FastifyInstance): Promise<void> {
       response: { 204: Type.Null({ description: 'Deleted' }), 404: NotFound, 409: Conflict },
     },
   }, async (request, reply) => {
-    const self = request.auth.via === 'session' ? (request.auth as SessionAuth).userId : null;
-    await audienceWrite(app, request, (db) => removeUser(db, request.auth.accountId, request.params.id, self));
+    const self = isSessionAuth(request.auth) ? request.auth.userId : null;
+    await accountWrite(app, request, (db) => removeUser(db, request.auth.accountId, request.params.id, self));
     return reply.code(204).send(null);
   });
 }

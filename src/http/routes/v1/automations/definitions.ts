@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { finishPage, pageOf } from '../../../../db/pagination.js';
 import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation } from '../../../../domain/automations/automations.js';
-import { ListQuery, listResponse } from '../../../pagination.js';
-import { audienceWrite, IdParam, invalidResponse, notFoundResponse, withSandbox } from '../audience-common.js';
+import { finishPage, ListQuery, listResponse, pageOf } from '../../../pagination.js';
+import { accountWrite, withSandbox } from '../../../account-write.js';
+import { IdParam, invalidResponse, notFoundResponse } from '../common-schemas.js';
 import { AutomationSchema, automationExample, CreateBody, PatchBody } from './schemas.js';
 
 const tags = ['automations'];
@@ -44,7 +44,7 @@ export async function automationDefinitionRoutes(fastify: FastifyInstance): Prom
       response: { 201: { ...AutomationSchema, examples: [automationExample] }, 422: Invalid },
     },
   }, async (request, reply) => {
-    const r = await audienceWrite(app, request, (db) => createAutomation(db, request.auth.accountId, request.body, clock.now()));
+    const r = await accountWrite(app, request, (db) => createAutomation(db, request.auth.accountId, request.body, clock.now()));
     return reply.code(201).send(withSandbox(r));
   });
 
@@ -70,7 +70,7 @@ export async function automationDefinitionRoutes(fastify: FastifyInstance): Prom
       response: { 200: { ...AutomationSchema, examples: [automationExample] }, 404: NotFound, 422: Invalid },
     },
   }, async (request) => {
-    const r = await audienceWrite(app, request, (db) => updateAutomation(db, request.auth.accountId, request.params.id, request.body, clock.now()));
+    const r = await accountWrite(app, request, (db) => updateAutomation(db, request.auth.accountId, request.params.id, request.body, clock.now()));
     return withSandbox(r);
   });
 
@@ -84,7 +84,7 @@ export async function automationDefinitionRoutes(fastify: FastifyInstance): Prom
       response: { 204: Type.Null({ description: 'Deleted' }), 404: NotFound },
     },
   }, async (request, reply) => {
-    await audienceWrite(app, request, (db) => deleteAutomation(db, request.auth.accountId, request.params.id));
+    await accountWrite(app, request, (db) => deleteAutomation(db, request.auth.accountId, request.params.id));
     return reply.code(204).send(null);
   });
 }

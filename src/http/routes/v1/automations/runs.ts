@@ -1,15 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { finishPage, pageOf } from '../../../../db/pagination.js';
-import { withTransaction } from '../../../../db/pool.js';
 import { cancelRun, getRun, listRuns } from '../../../../domain/automations/runs.js';
 import {
-  checkTriggerInput, countMatchingAutomations, triggerEvents, type PendingTrigger, type TriggerResult,
+  checkTriggerInput, countMatchingAutomations, triggerBatches,
 } from '../../../../domain/automations/trigger.js';
-import { GroupCommit } from '../../../../db/group-commit.js';
 import { problemResponse } from '../../../problem.js';
-import { listResponse } from '../../../pagination.js';
-import { audienceWrite, IdParam, invalidResponse, notFoundResponse, withSandbox } from '../audience-common.js';
+import { finishPage, listResponse, pageOf } from '../../../pagination.js';
+import { accountWrite, withSandbox } from '../../../account-write.js';
+import { IdParam, invalidResponse, notFoundResponse } from '../common-schemas.js';
 import {
   RunDetailSchema, runDetailExample, runExample, RunParams, RunSchema, RunsQuery, TriggerAccepted, TriggerBody, TriggerSandbox,
 } from './schemas.js';
@@ -21,17 +19,8 @@ const RunNotFound = notFoundResponse('run', runExample.id);
 export async function automationRunRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { pool, clock } = app.deps;
-  // Concurrent triggers are written together: one transaction of a few statements per batch
-  // instead of one per request (bench/automations). A batch is applied exactly as its triggers
-  // one after the other (triggerEvents), the triggers of one address stay in arrival order
-  // across overlapping batches (keyOf), and each request answers only after its commit.
-  // One write in flight, not two: a batch costs the same few round trips whatever its size,
-  // so letting triggers gather behind the current write halves the queries per trigger; on
-  // the 2-core bench p99 fell from 274 ms to 48–99 ms at 500/s (docs/benchmarks.md).
-  const triggers = new GroupCommit<PendingTrigger, TriggerResult>(
-    (batch) => withTransaction(pool, (tx) => triggerEvents(tx, batch)),
-    { maxBatch: 200, maxInFlight: 1, keyOf: (t) => `${t.accountId} ${t.emailKey}` },
-  );
+  const triggers = triggerBatches(pool);
+
 
   app.post('/api/v1/automations/trigger', {
     schema: {
@@ -99,7 +88,7 @@ export async function automationRunRoutes(fastify: FastifyInstance): Promise<voi
       },
     },
   }, async (request) => {
-    const r = await audienceWrite(app, request, (db) => cancelRun(db, request.auth.accountId, request.params.id, request.params.runId, clock.now()));
+    const r = await accountWrite(app, request, (db) => cancelRun(db, request.auth.accountId, request.params.id, request.params.runId, clock.now()));
     return withSandbox(r);
   });
 }

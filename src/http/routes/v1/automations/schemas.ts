@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { RULE_FIELDS } from '../../../../domain/automations/rules.js';
-import { SandboxFlag } from '../audience-common.js';
+import { SandboxFlag } from '../common-schemas.js';
 
 /**
  * Schemas and examples of the automation routes. Steps and rules are recursive; their exact
