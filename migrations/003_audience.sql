@@ -103,12 +103,36 @@ CREATE INDEX subscriber_imports_pending ON subscriber_imports (id) WHERE status 
 
 -- Typed reads of free-form attribute values for segment comparisons: NULL instead of an error
 -- when a value is not a number / not an ISO 8601 date, so one odd row never fails a count.
--- pg_input_is_valid (PostgreSQL 16+) checks without a subtransaction per row. The date guard
--- is two substr() calls rather than a regex: measured, a regex per row cost more than the parse.
-CREATE FUNCTION audience_numeric(v text) RETURNS numeric
-  LANGUAGE sql STABLE PARALLEL SAFE
-  AS $$ SELECT CASE WHEN pg_input_is_valid(v, 'numeric') THEN v::numeric END $$;
+-- The date guard is two substr() calls rather than a regex: measured, a regex per row cost more
+-- than the parse. Validity is always the cast's own verdict, chosen by server version
+-- (docs/decisions/0028-postgresql-versions.md): PostgreSQL 16+ asks pg_input_is_valid, which
+-- checks without a subtransaction; on 15 the cast runs in a PL/pgSQL block that catches its
+-- error (a subtransaction per value, measured slower; and PARALLEL UNSAFE, since a parallel
+-- worker cannot start a subtransaction). test/audience/typed-reads.test.ts proves both give
+-- the same answers.
+CREATE FUNCTION audience_try_numeric(v text) RETURNS numeric
+  LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+  AS $$ BEGIN RETURN v::numeric; EXCEPTION WHEN data_exception THEN RETURN NULL; END $$;
 
-CREATE FUNCTION audience_timestamptz(v text) RETURNS timestamptz
-  LANGUAGE sql STABLE PARALLEL SAFE
-  AS $$ SELECT CASE WHEN substr(v, 5, 1) = '-' AND substr(v, 8, 1) = '-' AND pg_input_is_valid(v, 'timestamptz') THEN v::timestamptz END $$;
+CREATE FUNCTION audience_try_timestamptz(v text) RETURNS timestamptz
+  LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+  AS $$ BEGIN RETURN v::timestamptz; EXCEPTION WHEN data_exception THEN RETURN NULL; END $$;
+
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 160000 THEN
+    EXECUTE $f$CREATE FUNCTION audience_numeric(v text) RETURNS numeric
+      LANGUAGE sql STABLE PARALLEL SAFE
+      AS 'SELECT CASE WHEN pg_input_is_valid(v, ''numeric'') THEN v::numeric END'$f$;
+    EXECUTE $f$CREATE FUNCTION audience_timestamptz(v text) RETURNS timestamptz
+      LANGUAGE sql STABLE PARALLEL SAFE
+      AS 'SELECT CASE WHEN substr(v, 5, 1) = ''-'' AND substr(v, 8, 1) = ''-'' AND pg_input_is_valid(v, ''timestamptz'') THEN v::timestamptz END'$f$;
+  ELSE
+    CREATE FUNCTION audience_numeric(v text) RETURNS numeric
+      LANGUAGE sql STABLE PARALLEL UNSAFE
+      AS 'SELECT audience_try_numeric(v)';
+    CREATE FUNCTION audience_timestamptz(v text) RETURNS timestamptz
+      LANGUAGE sql STABLE PARALLEL UNSAFE
+      AS 'SELECT CASE WHEN substr(v, 5, 1) = ''-'' AND substr(v, 8, 1) = ''-'' THEN audience_try_timestamptz(v) END';
+  END IF;
+END $$;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadPolicy, PolicyError, type DeliveryPolicy } from './delivery/policy.js';
+import { loadPolicy, PolicyError, type DeliveryPolicy } from './delivery-policy.js';
 
 export type DeliveryMode = 'mx' | 'relay' | 'capture';
 export type Role = 'all' | 'api' | 'worker';
@@ -32,6 +32,13 @@ export interface Config {
   deliveryPolicy: DeliveryPolicy;
   /** Requests per minute per account: live keys, and all test keys together. */
   rateLimits: { live: number; test: number };
+  /** How long an in-flight Idempotency-Key claim holds without renewal (docs/decisions/0029-idempotency-lease.md). */
+  idempotencyLeaseMs: number;
+  /**
+   * The reverse proxies whose X-Forwarded-For is believed (addresses or CIDRs); empty: the
+   * client address is the TCP peer's, and X-Forwarded-For is ignored (docs/deploy.md).
+   */
+  trustProxy: string[];
   logLevel: string;
   /** TLS reports (RFC 8460) about recipient domains: who we say we are, and whether they are sent. */
   tlsReports: { organization: string; contact: string; send: boolean };
@@ -92,6 +99,18 @@ function persistentSecret(env: Env, name: string, dataDir: string, file: string,
   const secret = prefix + randomBytes(32).toString('base64url');
   writeFileSync(path, secret + '\n', { mode: 0o600 });
   return secret;
+}
+
+const IP_OR_CIDR = /^([0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)(\/\d{1,3})?$/;
+
+function trustProxy(env: Env): string[] {
+  const raw = (env.POSTLINE_TRUST_PROXY ?? '').trim();
+  if (raw === '') return [];
+  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const e of entries) {
+    if (!IP_OR_CIDR.test(e)) throw new ConfigError('POSTLINE_TRUST_PROXY', `"${e}" is not an IP address or CIDR range (e.g. 127.0.0.1,10.0.0.0/8)`);
+  }
+  return entries;
 }
 
 function dnsServers(env: Env): string[] | undefined {
@@ -165,6 +184,8 @@ export function loadConfig(env: Env = process.env): Config {
       live: int(env, 'POSTLINE_RATE_LIMIT_LIVE', 600, 1, 100_000_000),
       test: int(env, 'POSTLINE_RATE_LIMIT_TEST', 120, 1, 100_000_000),
     },
+    idempotencyLeaseMs: int(env, 'POSTLINE_IDEMPOTENCY_LEASE_SECONDS', 30, 1, 3600) * 1000,
+    trustProxy: trustProxy(env),
     logLevel: env.LOG_LEVEL || 'info',
     tlsReports: tlsReportSettings(env, new URL(baseUrl).hostname),
   };

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { bootstrapDefaultAccount } from './bootstrap.js';
+import { countAccounts } from './db/queries/accounts.js';
 import { systemClock } from './clock.js';
 import { startupWarnings, type Config, type Role } from './config.js';
 import { loggerOptions } from './logging.js';
@@ -21,8 +22,16 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   for (const warning of startupWarnings(config)) log.warn(warning);
   const db = await openDatabase(config, { owner: true, log: (m) => log.info(m) });
   const clock = systemClock;
-  const banner = await bootstrapDefaultAccount(db.pool, config);
-  if (banner) process.stdout.write(banner + '\n');
+  // The first-start keys go to exactly one place: a process that is the whole deployment (the
+  // embedded PostgreSQL, whose data dir one process owns, or role `all`) prints them; `api`
+  // and `worker` processes on a shared DATABASE_URL, several of which may start at once,
+  // create nothing, and `postline init` prints them (docs/deploy.md, "First start").
+  if (config.databaseUrl === undefined || role === 'all') {
+    const banner = await bootstrapDefaultAccount(db.pool, config);
+    if (banner) process.stdout.write(banner + '\n');
+  } else if ((await countAccounts(db.pool)) === 0) {
+    log.warn('no account yet: run `postline init` once (same DATABASE_URL) to create the first account and print its keys');
+  }
   // Forward-confirmed reverse DNS of the source addresses: warned about, never refused.
   await checkSourcesAtStart({ pool: db.pool, dns: createMailDns({ servers: config.dnsServers }), identity: config.deliveryPolicy.identity, now: clock.now(), log })
     .catch((err: unknown) => log.warn({ err }, 'could not check the DNS of the source addresses'));

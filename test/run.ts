@@ -4,7 +4,8 @@
  * runner. Each file clones its own database from the template (test/helpers/db.ts).
  * Pass file paths or substrings to run a subset: `npm test -- suppression`. Browser tests
  * (test/e2e, headless Chromium) run last, one file at a time; POSTLINE_TEST_BROWSER=skip leaves
- * them out and says so (for a second run of the suite on another Node version).
+ * them out and says so (for a second run of the suite on another Node version). Scale-out
+ * tests (test/scale) run before them, also one file at a time.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -70,8 +71,13 @@ async function main(): Promise<number> {
     // Browser tests (test/e2e) run after the rest, one file at a time, with a longer limit:
     // each drives a real server and Chromium through many pages.
     const browser = files.filter((f) => f.startsWith(join('test', 'e2e')));
-    const rest = files.filter((f) => !browser.includes(f));
+    // Scale-out tests (test/scale) start several server processes each: they run after the
+    // rest, one file at a time, with a longer limit, so their processes start on a machine not
+    // also running four other files.
+    const scale = files.filter((f) => f.startsWith(join('test', 'scale')));
+    const rest = files.filter((f) => !browser.includes(f) && !scale.includes(f));
     let code = rest.length > 0 ? await runFiles(rest, [`--test-concurrency=${concurrency}`, '--test-timeout=120000'], env) : 0;
+    if (scale.length > 0) code = (await runFiles(scale, ['--test-concurrency=1', '--test-timeout=300000'], env)) || code;
     if (browser.length > 0) {
       if (process.env.POSTLINE_TEST_BROWSER === 'skip') {
         process.stdout.write(`# browser tests NOT run (POSTLINE_TEST_BROWSER=skip): ${browser.join(', ')}\n`);

@@ -15,6 +15,7 @@ import { registerTlsReportCommands } from '../cli/tls-report.js';
 import { registerDeliveryCommands } from '../cli/delivery.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
+import { bootstrapDefaultAccount } from '../bootstrap.js';
 
 const program = new Command('postline').description('Postline: self-hosted email sending platform').showHelpAfterError();
 
@@ -31,6 +32,16 @@ program
   .action(async (o: { json?: boolean }) => {
     await withDatabase(async () => {}); // opening the database migrates it
     output(o.json, { migrated: true }, () => 'database is up to date');
+  });
+
+program
+  .command('init')
+  .description('Create the first account, its API keys and the owner\'s sign-in link, and print them (once; for api and worker processes on a shared DATABASE_URL, which create nothing at start)')
+  .option('--json', 'print JSON')
+  .action(async (o: { json?: boolean }) => {
+    const banner = await withDatabase(({ pool, config }) => bootstrapDefaultAccount(pool, config));
+    const already = 'already initialised: accounts exist. New keys: postline keys create --account <id>; dashboard access: postline users reset-password --email <email>';
+    output(o.json, { created: banner !== null, text: banner ?? already }, () => banner ?? already);
   });
 
 registerAccountCommands(program);

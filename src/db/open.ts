@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import { startEmbedded } from './embedded.js';
 import { migrate } from './migrate.js';
 import { createPool, type Pool } from './pool.js';
+import { assertSupportedServer } from './server-version.js';
 
 export interface Database {
   pool: Pool;
@@ -33,6 +34,7 @@ export async function openDatabase(
   const pool = createPool(url, opts.poolSize ?? 20);
   const relaxedPool = createPool(url, 10, { relaxed: true });
   try {
+    await assertSupportedServer(pool);
     if (opts.migrate !== false) await migrate(pool, log);
   } catch (err) {
     await Promise.all([pool.end(), relaxedPool.end()]);

@@ -17,7 +17,7 @@ import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
 import { deriveKey } from '../mail/keyring.js';
 import { SmtpSender } from '../mail/smtp.js';
 import { claimDueMessages, completeMessages, leaseHoldersOn, releaseClaims, releaseLeasesOf } from './queue.js';
-import { destinationFor, relayDestination, type Destination } from './policy.js';
+import { destinationFor, relayDestination, type Destination } from '../delivery-policy.js';
 import { readReply } from './replies.js';
 import { Shaping, type Gate } from './shaping.js';
 import { releaseWorkerLeases, shapingLeaseHoldersOn } from '../db/queries/shaping.js';
@@ -31,7 +31,7 @@ import { StsPolicyResolver, type StsLookup } from '../mail/mta-sts/resolver.js';
 import { deliverWithSts } from '../mail/mta-sts/deliver.js';
 import type { TlsSessionResult } from '../mail/tls-rpt/report.js';
 import { recordTlsSessions, type TlsSession } from '../domain/tls-reports.js';
-import type { Source } from './sources/identity.js';
+import type { Source } from '../sending-identity.js';
 import { SourcePicker } from './sources/picker.js';
 
 export interface DeliveryDeps {

@@ -4,7 +4,7 @@
  * later (greylisting: retry after the provider's greylistRetry, not on the backoff schedule).
  */
 import type { DeliveryResult } from '../mail/classify.js';
-import { rulesOf, type ProviderPolicy, type ReplyRule } from './policy.js';
+import { rulesOf, type ProviderPolicy, type ReplyRule } from '../delivery-policy.js';
 
 export type ReplyAsk = { kind: 'throttle'; rule: ReplyRule } | { kind: 'greylist' } | null;
 

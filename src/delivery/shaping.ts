@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/pool.js';
 import { leaseDestination, type LeaseRequest, recordRoutes, releaseWorkerLeases, selectSuspended, throttleDestination } from '../db/queries/shaping.js';
-import type { Destination, ProviderPolicy } from './policy.js';
+import type { Destination, ProviderPolicy } from '../delivery-policy.js';
 
 /** A lease lives this long without renewal: how soon a dead worker's slots return. */
 export const SHAPING_LEASE_MS = 6_000;

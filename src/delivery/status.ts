@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../db/pool.js';
 import { selectDestinationStatus, type DestinationStatusRow } from '../db/queries/shaping.js';
-import type { DeliveryPolicy, ProviderPolicy } from './policy.js';
+import type { DeliveryPolicy, ProviderPolicy } from '../delivery-policy.js';
 
 export interface DestinationStatus {
   /** The destination: a provider's name, `relay`, or `mx:<hosts>` rolled up under `default`. */

@@ -3,9 +3,9 @@ import type { Queryable } from '../db/pool.js';
 import { invalid, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 
-/** The two streams of mail (docs/sending-identity.md): API and automation mail, and campaign mail. */
-export const STREAMS = ['transactional', 'broadcast'] as const;
-export type Stream = (typeof STREAMS)[number];
+import { STREAMS, type Stream } from '../sending-identity.js';
+
+export { STREAMS, type Stream };
 
 export interface Account {
   id: string;

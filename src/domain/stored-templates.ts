@@ -7,6 +7,8 @@ import {
 import { AppError, notFound, type FieldError } from '../errors.js';
 import { hasPrefix, newId } from '../ids.js';
 import { parseTemplate, renderTemplate, templateAppError, type Template, type TemplateVariables } from '../templates/index.js';
+import { emptyFieldWarning, fieldUses, unknownSubscriberFields, type MergeWarning } from './merge/checks.js';
+import { mergeSendVariables, type MergeSubscriber } from './merge/context.js';
 
 /**
  * Stored templates (the library users pick from when sending). Every part is template-language
@@ -210,25 +212,57 @@ export async function requireTemplateForSend(db: Queryable, accountId: string, i
   return compileStoredTemplate(toTemplate(row));
 }
 
-/** Renders each present part in its context (html escapes values; subject never breaks a line). */
-export function renderCompiledTemplate(t: Pick<CompiledTemplate, TemplatePart>, variables: TemplateVariables): RenderedTemplate {
+/**
+ * Renders each present part in its context (html escapes values; subject never breaks a line).
+ * `onEmpty` hears of every placeholder that printed nothing and had no fallback.
+ */
+export function renderCompiledTemplate(
+  t: Pick<CompiledTemplate, TemplatePart>,
+  variables: TemplateVariables,
+  onEmpty?: (path: string) => void,
+): RenderedTemplate {
   return {
-    subject: t.subject && renderTemplate(t.subject, variables, 'subject'),
-    html: t.html && renderTemplate(t.html, variables, 'html'),
-    text: t.text && renderTemplate(t.text, variables, 'text'),
+    subject: t.subject && renderTemplate(t.subject, variables, 'subject', onEmpty),
+    html: t.html && renderTemplate(t.html, variables, 'html', onEmpty),
+    text: t.text && renderTemplate(t.text, variables, 'text', onEmpty),
   };
 }
 
-/** The preview: what a message from this template with these variables would contain. */
+/** What a save answers besides the template: `{{ subscriber.… }}` fields the merge context lacks. */
+export function templateWarnings(t: Pick<StoredTemplate, TemplatePart>): MergeWarning[] {
+  const c = compileStoredTemplate({ id: '', name: '', folder: null, createdAt: '', updatedAt: '', ...t });
+  return unknownSubscriberFields(fieldUses({ subject: c.subject, html: c.html, text: c.text }));
+}
+
+/** Collects empty-placeholder warnings during a render, each path once. */
+export function emptyFieldCollector(): { onEmpty: (path: string) => void; warnings: () => MergeWarning[] } {
+  const paths = new Set<string>();
+  return { onEmpty: (path) => void paths.add(path), warnings: () => [...paths].map(emptyFieldWarning) };
+}
+
+/**
+ * The preview: what a message from this template would contain, rendered with the merge context
+ * a send builds (domain/merge/context.ts) — for `subscriber`, as that subscriber would get it.
+ * `warnings` names the template's unknown subscriber fields and the placeholders that rendered
+ * empty without a fallback.
+ */
 export async function previewTemplate(
   db: Queryable,
   accountId: string,
   id: string,
   variables: TemplateVariables,
   draft: Partial<Record<TemplatePart, string | null>> = {},
-): Promise<RenderedTemplate> {
+  opts: { subscriber?: MergeSubscriber | null; unsubscribeUrl?: string } = {},
+): Promise<RenderedTemplate & { warnings: MergeWarning[] }> {
   const stored = await getTemplate(db, accountId, id);
   // Unsaved parts (the editor's live preview) pass the same size and syntax checks as a save.
   const parts = normalise({ subject: draft.subject, html: draft.html, text: draft.text });
-  return renderCompiledTemplate(compileStoredTemplate({ ...stored, ...parts }), variables);
+  const subscriber = opts.subscriber ?? null;
+  const context = subscriber
+    ? mergeSendVariables(variables, subscriber.email, subscriber, opts.unsubscribeUrl ?? '')
+    : { ...variables, unsubscribe_url: opts.unsubscribeUrl ?? '' };
+  const compiled = compileStoredTemplate({ ...stored, ...parts });
+  const empty = emptyFieldCollector();
+  const rendered = renderCompiledTemplate(compiled, context, empty.onEmpty);
+  return { ...rendered, warnings: [...unknownSubscriberFields(fieldUses({ subject: compiled.subject, html: compiled.html, text: compiled.text })), ...empty.warnings()] };
 }

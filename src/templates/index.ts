@@ -20,7 +20,8 @@ export type {
 } from './ast.js';
 export { escapeHtml } from './escape.js';
 export { parseTemplate } from './parse.js';
-export { renderTemplate } from './render.js';
+export { renderTemplate, type OnEmptyField } from './render.js';
+export { fieldsOf, type FieldUse } from './fields.js';
 
 /** The first syntax error in a template, or null when it parses. */
 export function checkTemplate(source: string): TemplateError | null {

@@ -17,6 +17,8 @@ export const RENDER_LIMITS = { outputChars: 4 * 1024 * 1024, steps: 1_000_000 } 
 interface Budget {
   chars: number;
   steps: number;
+  /** Rides along with the budget: both are per render and reach every nested call. */
+  onEmpty: OnEmptyField | undefined;
 }
 
 function spend(budget: Budget, chars: number): void {
@@ -43,9 +45,15 @@ interface Frame {
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-export function renderTemplate(template: Template, variables: TemplateVariables, context: RenderContext): string {
+/**
+ * Told of each `{{ path }}` that printed nothing and had no fallback (its dotted path, once per
+ * occurrence): the send path turns these into warnings, or into a 422 when the send is strict.
+ */
+export type OnEmptyField = (path: string) => void;
+
+export function renderTemplate(template: Template, variables: TemplateVariables, context: RenderContext, onEmpty?: OnEmptyField): string {
   const out: string[] = [];
-  renderNodes(template.nodes, variables, null, context === 'html', out, { chars: 0, steps: 0 });
+  renderNodes(template.nodes, variables, null, context === 'html', out, { chars: 0, steps: 0, onEmpty });
   const result = out.join('');
   return context === 'subject' ? foldLineBreaks(result) : result;
 }
@@ -66,6 +74,7 @@ function renderNodes(
         break;
       case 'variable': {
         const text = printable(lookup(root, frame, node.head, node.rest));
+        if (text === '' && node.fallback === null && budget.onEmpty) budget.onEmpty([node.head, ...node.rest].join('.'));
         // The fallback is the author's own text, like the text around the tag: not escaped.
         const piece = text === '' ? (node.fallback ?? '') : html ? escapeHtml(text) : text;
         spend(budget, piece.length);

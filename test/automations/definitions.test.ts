@@ -50,7 +50,7 @@ test('automations: create returns the definition with zeroed counters, get and l
   });
   const got = await api.get(`/api/v1/automations/${created.id}`);
   assert.equal(got.status, 200);
-  assert.deepEqual(got.body, created);
+  assert.deepEqual({ ...got.body, warnings: [] }, created, "GET is the saved automation without the save's warnings");
   const list = await api.get('/api/v1/automations?limit=500');
   assert.ok(list.body.data.some((a: Json) => a.id === created.id));
 });

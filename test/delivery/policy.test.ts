@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { destinationFor, globMatches, parseDuration, parsePolicy, PolicyError, SHIPPED_POLICY } from '../../src/delivery/policy.js';
+import { destinationFor, globMatches, parseDuration, parsePolicy, PolicyError, SHIPPED_POLICY } from '../../src/delivery-policy.js';
 import { readReply } from '../../src/delivery/replies.js';
 import { classifySmtpReply } from '../../src/mail/classify.js';
 

@@ -272,7 +272,7 @@ step('segments: the rule builder shows a live count, and saves', async () => {
   // A half-typed rule is not counted (no 422 while typing): the builder asks to complete it.
   await page.getByTestId('segment-count').filter({ hasText: 'Complete each condition' }).waitFor();
   await page.getByLabel('Field 1').fill('attributes.plan');
-  await page.getByLabel('Operator 1').selectOption('eq');
+  await page.getByLabel('Comparison 1').selectOption('eq');
   await page.getByLabel('Value 1').fill('pro');
   await page.getByTestId('segment-count').filter({ hasText: '20 subscribers match now' }).waitFor();
   await page.getByRole('button', { name: 'Save segment' }).click();
@@ -332,13 +332,14 @@ step('campaigns: create a draft, send it, watch progress reach 100 %, open the r
   await page.getByRole('button', { name: 'Send test' }).click();
   await page.getByText('Test copies sent to qa@e2e-shop.test.').waitFor();
   await page.getByRole('button', { name: 'Send now' }).click();
+  await page.getByTestId('send-confirmation').getByRole('button', { name: /^Send to \d+ recipients$/ }).click();
   await page.getByTestId('campaign-percent').filter({ hasText: /^100 %/ }).waitFor({ timeout: 120_000 });
   assert.equal(await page.getByTestId('campaign-progress').getAttribute('value'), '100');
   await page.getByRole('heading', { name: /November news/ }).getByText('sent').waitFor({ timeout: 60_000 });
   await page.reload();
   const report = page.getByTestId('campaign-report');
   await report.getByText('Delivered').waitFor();
-  assert.match((await report.textContent()) ?? '', /40Delivered · 100\.0 %/);
+  assert.match((await report.textContent()) ?? '', /40Delivered100\.0\u00a0%/);
   await page.getByRole('img', { name: /Hourly activity: Delivered 40/ }).waitFor();
   await page.getByText('No clicks yet.').waitFor();
   // A reader clicks the blog link of the mail as the dashboard renders it: the tracked link of
@@ -355,7 +356,7 @@ step('campaigns: create a draft, send it, watch progress reach 100 %, open the r
   await page.goto(`${server.baseUrl}/campaigns/${ids.campaign}`);
   const topLinks = page.getByTestId('top-links');
   await topLinks.getByRole('row', { name: /https:\/\/e2e-shop\.test\/blog 1 1/ }).waitFor();
-  assert.match((await report.textContent()) ?? '', /1Clicked · 2\.5 %/);
+  assert.match((await report.textContent()) ?? '', /1Clicked2\.5\u00a0%/);
   await page.getByRole('link', { name: 'Recipients' }).click();
   await page.getByRole('cell', { name: 'reader0@example.org' }).waitFor();
   await page.goto(`${server.baseUrl}/campaigns?status=sent`);
@@ -382,24 +383,24 @@ step('automations: create one in the editor (a 422 shown at its step path), edit
   await first.getByLabel('Subject', { exact: true }).fill('Welcome, {{ data.name }}');
   await first.getByLabel('HTML', { exact: true }).fill('<p>Welcome!</p>');
   await first.getByLabel('From address').fill('hello@e2e-shop.test');
-  await page.getByLabel('New step in steps', { exact: true }).selectOption('wait');
-  await page.getByRole('button', { name: 'Add step to steps', exact: true }).click();
+  await page.getByLabel('Kind of step to add to the workflow', { exact: true }).selectOption('wait');
+  await page.getByRole('button', { name: 'Add a step to the workflow', exact: true }).click();
   await page.getByTestId('step-steps[1]').getByLabel(/^Duration/).fill('2 days');
-  await page.getByLabel('New step in steps', { exact: true }).selectOption('condition');
-  await page.getByRole('button', { name: 'Add step to steps', exact: true }).click();
+  await page.getByLabel('Kind of step to add to the workflow', { exact: true }).selectOption('condition');
+  await page.getByRole('button', { name: 'Add a step to the workflow', exact: true }).click();
   const condition = page.getByTestId('step-steps[2]');
   await condition.getByLabel('Field 1').fill('email');
-  await condition.getByLabel('Operator 1').selectOption('contains');
+  await condition.getByLabel('Comparison 1').selectOption('contains');
   await condition.getByLabel('Value 1').fill('vip');
-  await condition.getByLabel('New step in steps[2].then', { exact: true }).selectOption('exit');
-  await condition.getByRole('button', { name: 'Add step to steps[2].then', exact: true }).click();
-  await condition.getByLabel('New step in steps[2].else', { exact: true }).selectOption('update_subscriber');
-  await condition.getByRole('button', { name: 'Add step to steps[2].else', exact: true }).click();
+  await condition.getByLabel('Kind of step to add to Step 3 › if yes', { exact: true }).selectOption('exit');
+  await condition.getByRole('button', { name: 'Add a step to Step 3 › if yes', exact: true }).click();
+  await condition.getByLabel('Kind of step to add to Step 3 › if no', { exact: true }).selectOption('update_subscriber');
+  await condition.getByRole('button', { name: 'Add a step to Step 3 › if no', exact: true }).click();
   await page.getByTestId('step-steps[2].else[0]').getByLabel('Set attributes (one key=value per line)').fill('stage=welcomed');
   // The API's 422 names steps[1].duration: the editor shows it at that step, and the problem above.
   await problems.expecting([/HTTP 422: POST .*\/api\/v1\/automations$/], async () => {
     await page.getByRole('button', { name: 'Create automation' }).click();
-    await page.getByTestId('step-steps[1]').getByTestId('step-errors').filter({ hasText: 'steps[1].duration' }).waitFor();
+    await page.getByTestId('step-steps[1]').getByTestId('step-errors').filter({ hasText: 'Step 2 › duration' }).waitFor();
   });
   await page.getByRole('alert').filter({ hasText: 'Validation failed' }).waitFor();
   assert.equal(await page.getByTestId('step-steps[0]').getByTestId('step-errors').count(), 0, 'the error shows at its own step only');

@@ -9,6 +9,7 @@ let hold: { entered: () => void; release: Promise<void> } | null = null;
 const clock = new ManualClock('2026-11-20T10:00:00.000Z');
 const { app, pool } = await bootApp({
   clock,
+  env: { POSTLINE_IDEMPOTENCY_LEASE_SECONDS: '1' },
   setup(app) {
     // A test-only POST whose handler counts its runs and is slow enough to overlap.
     app.post('/api/v1/_things', { schema: { body: Type.Object({ name: Type.String() }) } }, async (request, reply) => {
@@ -114,4 +115,55 @@ test('idempotency: stored responses are encrypted at rest', async () => {
   assert.ok(!rows[0].response_body.includes('whsec_visible_once'));
   const replay = await post(acme.live, 'k-secret', 'whsec_visible_once');
   assert.equal(replay.json().name, 'whsec_visible_once');
+});
+
+test('idempotency: a claim whose owner died is taken over once its lease runs out, and the request runs once', async () => {
+  const first = await post(acme.live, 'k-dead', 'x');
+  // What a process killed mid-request leaves: no answer, a lease nobody renews.
+  await pool.query(
+    `UPDATE idempotency_keys SET status_code = NULL, response_body = NULL, lease_token = 'gone', locked_until = $2 WHERE key = $1`,
+    ['k-dead', new Date(clock.now().getTime() + 1000)],
+  );
+  const blocked = await post(acme.live, 'k-dead', 'x');
+  assert.equal(blocked.statusCode, 409);
+  assert.equal(blocked.headers['retry-after'], '1');
+  assert.equal((await post(acme.live, 'k-dead', 'other')).json().detail, 'Idempotency-Key was already used with a different request body');
+  clock.advance(1000);
+  const before = calls;
+  const [a, b] = await Promise.all([post(acme.live, 'k-dead', 'x'), post(acme.live, 'k-dead', 'x')]);
+  assert.equal(calls - before, 1); // of two retries racing for the expired lease, one runs
+  const ran = [a, b].filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === undefined);
+  assert.equal(ran.length, 1);
+  const other = ran[0] === a ? b : a; // still in progress, or already replayed
+  assert.ok(other.statusCode === 409 || (other.statusCode === 201 && other.body === ran[0].body), other.body);
+  assert.notEqual(ran[0].json().n, first.json().n);
+  assert.equal((await post(acme.live, 'k-dead', 'x')).headers['idempotent-replayed'], 'true');
+});
+
+test('idempotency: a record left by a process of the previous version (no lease) is taken over', async () => {
+  await post(acme.live, 'k-old', 'x');
+  await pool.query(`UPDATE idempotency_keys SET status_code = NULL, response_body = NULL, lease_token = NULL, request_ref = NULL, locked_until = NULL WHERE key = 'k-old'`);
+  const res = await post(acme.live, 'k-old', 'x');
+  assert.equal(res.statusCode, 201);
+  assert.equal(res.headers['idempotent-replayed'], undefined);
+});
+
+test('idempotency: a request running longer than its lease renews it and keeps the key', async () => {
+  let entered!: () => void;
+  let release!: () => void;
+  const inHandler = new Promise<void>((r) => (entered = r));
+  hold = { entered, release: new Promise<void>((r) => (release = r)) };
+  const first = post(acme.live, 'k-long', 'x');
+  await inHandler;
+  clock.advance(5000); // far past the 1 s lease on the app's clock
+  const leaseEnd = async () => (await pool.query(`SELECT locked_until FROM idempotency_keys WHERE key = 'k-long'`)).rows[0].locked_until as Date;
+  const deadline = Date.now() + 10_000;
+  while ((await leaseEnd()).getTime() <= clock.now().getTime() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.ok((await leaseEnd()).getTime() > clock.now().getTime(), 'the heartbeat renewed the lease');
+  const second = await post(acme.live, 'k-long', 'x');
+  hold = null;
+  release();
+  assert.equal(second.statusCode, 409);
+  assert.equal((await first).statusCode, 201);
+  assert.equal((await leaseEnd()), null);
 });

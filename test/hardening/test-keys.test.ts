@@ -81,9 +81,9 @@ for (const [path, item] of Object.entries(doc.paths as Record<string, Record<str
 }
 ops.sort((x, y) => Number(x.method === 'DELETE') - Number(y.method === 'DELETE'));
 
-// The spec fixes the test-key answers of these: a send is {sandbox, id: sbx_…, to, subject}
-// (200, not 202), an automation trigger {sandbox, matched} (200, not 202).
-const SEND_ROUTES = new Set(['/api/v1/emails', '/api/v1/automations/trigger']);
+// An automation trigger's test-key answer is {sandbox, matched} (200, not 202). A send answers
+// as the live key does (202, same fields, an sbx_ id) plus sandbox: true.
+const SEND_ROUTES = new Set(['/api/v1/automations/trigger']);
 
 test('test keys: POST /domains creates nothing the live key sees; DELETE /domains and /hooks delete nothing; rotate-secret keeps the secret', async () => {
   const created = await app.inject({ method: 'POST', url: '/api/v1/domains', headers: json(a.test), payload: { name: 'sandbox-only.example' } });

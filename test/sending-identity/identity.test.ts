@@ -4,10 +4,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { parseSendingIdentity, poolFor, SendingIdentityError } from '../../src/delivery/sources/identity.js';
+import { parseSendingIdentity, poolFor, SendingIdentityError } from '../../src/sending-identity.js';
 import { compareSpf, spfRecordValue } from '../../src/domain/domains/records.js';
 import { dnsTargetsOf } from '../../src/domain/domains/domains.js';
-import { parsePolicy } from '../../src/delivery/policy.js';
+import { parsePolicy } from '../../src/delivery-policy.js';
 
 const SOURCES = {
   tx1: { address: '203.0.113.10', ehlo: 'mta1.example.com' },

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
-import type { Source } from '../../src/delivery/sources/identity.js';
+import type { Source } from '../../src/sending-identity.js';
 import { assignSource, chooseSource, nextUtcDay, overflowFrom, warmupStatus } from '../../src/delivery/sources/warmup.js';
 import { purgeWarmupCounts, reserveWarmupSend, warmupCountsOn } from '../../src/db/queries/warmup.js';
 import { createPool } from '../../src/db/pool.js';

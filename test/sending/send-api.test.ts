@@ -23,17 +23,19 @@ test('send: live key stores the message and a sent event together and answers 20
   assert.equal(res.statusCode, 202);
   const body = res.json();
   assert.match(body.id, /^msg_[0-9a-f]{32}$/);
-  assert.deepEqual({ ...body, id: undefined }, { id: undefined, status: 'queued', to: `ada@${RECIPIENT_DOMAIN}`, subject: 'Hello Ada', sandbox: false });
+  assert.deepEqual({ ...body, id: undefined }, { id: undefined, status: 'queued', to: `ada@${RECIPIENT_DOMAIN}`, subject: 'Hello Ada', warnings: [], sandbox: false });
   assert.equal(await count('messages'), m0 + 1);
   assert.equal(await count('events'), e0 + 1);
   const { rows } = await pool.query('SELECT type, message_id FROM events WHERE message_id = $1', [body.id]);
   assert.deepEqual(rows, [{ type: 'sent', message_id: body.id }]);
 });
 
-test('send: test key validates and renders only: sandbox result, nothing stored, counted or recorded', async () => {
+test('send: test key validates and renders only: the live answer\'s status and shape with sandbox: true, nothing stored, counted or recorded', async () => {
   const [m0, e0] = [await count('messages'), await count('events')];
   const res = await env.send(basicEmail(), acme.test);
-  assert.equal(res.statusCode, 200);
+  assert.equal(res.statusCode, 202);
+  assert.deepEqual(Object.keys(res.json()).sort(), ['id', 'sandbox', 'status', 'subject', 'to', 'warnings']);
+  assert.equal(res.json().status, 'queued');
   const body = res.json();
   assert.equal(body.sandbox, true);
   assert.match(body.id, /^sbx_/);
@@ -153,7 +155,7 @@ test('send: monthly quota: the last message fits, the next is 429 quota_exceeded
   assert.equal(over.statusCode, 429);
   assert.equal(over.json().code, 'quota_exceeded');
   assert.equal(over.headers['retry-after'], '3600', 'one hour until 2026-12-01T00:00Z');
-  assert.equal((await env.send(mail, small.test)).statusCode, 200, 'test keys do not count');
+  assert.equal((await env.send(mail, small.test)).statusCode, 202, 'test keys do not count');
   clock.advance(3600_000);
   assert.equal((await env.send(mail, small.live)).statusCode, 202, 'a new month, a new quota');
   clock.set('2026-11-30T23:00:00.000Z');

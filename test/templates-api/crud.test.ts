@@ -24,7 +24,7 @@ test('POST /templates: 201 with the full template, timestamps ISO 8601 UTC with 
   assert.deepEqual({ ...t, id: undefined }, {
     id: undefined, name: 'Welcome', folder: 'Onboarding', subject: 'Hi {{ first_name | there }}',
     html: '<p>Hi {{ first_name }}</p>', text: 'Hi {{ first_name }}',
-    createdAt: '2026-11-20T10:00:00.000Z', updatedAt: '2026-11-20T10:00:00.000Z',
+    createdAt: '2026-11-20T10:00:00.000Z', updatedAt: '2026-11-20T10:00:00.000Z', warnings: [],
   });
 });
 

@@ -31,6 +31,7 @@ test('POST /templates/{id}/render: renders subject, html and text with the varia
     subject: 'Order A-1 for Ada',
     html: '<p>Hi Ada</p><ul><li>1. Lamp × 2</li><li>2. Bulb × 1</li></ul>',
     text: 'Hi Ada\n- Lamp\n- Bulb\n',
+    warnings: [],
   });
 });
 
@@ -53,7 +54,7 @@ test('POST /templates/{id}/render: without variables the fallbacks apply; a valu
 
 test('POST /templates/{id}/render: parts the template lacks are null', async () => {
   const t = await create({ name: 'Text only', text: 'Hello {{ name }}' });
-  assert.deepEqual((await render(t.id, { variables: { name: 'Bo' } })).json(), { subject: null, html: null, text: 'Hello Bo' });
+  assert.deepEqual((await render(t.id, { variables: { name: 'Bo' } })).json(), { subject: null, html: null, text: 'Hello Bo', warnings: [] });
 });
 
 test('POST /templates/{id}/render: variables must be an object', async () => {
@@ -85,7 +86,7 @@ test('POST /templates/{id}/render: a draft renders unsaved parts in place of the
   const before = (await app.inject({ url: `/api/v1/templates/${order.id}`, headers: acme.live })).json();
   const res = await render(order.id, { variables: { first_name: 'Ada', order: { number: 'A-2', items: [] } }, draft: { html: '<h1>Draft for {{ first_name }}</h1>', text: null } });
   assert.equal(res.statusCode, 200, res.body);
-  assert.deepEqual(res.json(), { subject: 'Order A-2 for Ada', html: '<h1>Draft for Ada</h1>', text: null });
+  assert.deepEqual(res.json(), { subject: 'Order A-2 for Ada', html: '<h1>Draft for Ada</h1>', text: null, warnings: [] });
   const after = (await app.inject({ url: `/api/v1/templates/${order.id}`, headers: acme.live })).json();
   assert.deepEqual(after, before);
 });

@@ -297,6 +297,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/domains/{id}/mark-verified": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a domain verified without DNS (development servers only)
+         * @description Only when the server captures mail instead of delivering it (POSTLINE_DELIVERY=capture): the domain becomes `verified` without a DNS check, so sends from it can be tried locally. Anywhere else 403 `forbidden`.
+         */
+        post: operations["markDomainVerified"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/emails": {
         parameters: {
             query?: never;
@@ -309,7 +329,7 @@ export interface paths {
         put?: never;
         /**
          * Send an email
-         * @description Live key: validates, checks the verified sender domain, the suppression list and the quota, stores the message and answers 202 `queued` (or `scheduled`). Test key: validates and renders only and answers 200 with `sandbox: true`; nothing is stored, sent, counted or recorded.
+         * @description Live key: validates, checks the verified sender domain, the suppression list and the quota, stores the message and answers 202 `queued` (or `scheduled`). Test key: validates and renders only and answers the same 202 with an `sbx_` id and `sandbox: true`; nothing is stored, sent, counted or recorded. `warnings` names placeholders that rendered empty without a fallback; with `strict: true` they are a 422 `template_error` instead.
          */
         post: operations["sendEmail"];
         delete?: never;
@@ -492,7 +512,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a template
-         * @description Renders subject, html and text with the given variables, exactly as a send would (values HTML-escaped in html; no line breaks in the subject). `draft` renders unsaved parts instead of the saved ones (the dashboard editor's live preview). Nothing is sent or stored; a part the template lacks is null.
+         * @description Renders subject, html and text with the given variables, exactly as a send would (values HTML-escaped in html; no line breaks in the subject); with `subscriberId`, as that subscriber would get it. `warnings` names unknown subscriber fields and placeholders that rendered empty without a fallback. `draft` renders unsaved parts instead of the saved ones (the dashboard editor's live preview). Nothing is sent or stored; a part the template lacks is null.
          */
         post: operations["renderTemplate"];
         delete?: never;
@@ -948,7 +968,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign draft
-         * @description Validated like POST /api/v1/emails (verified sender domain, no CR/LF, template exists and parses) plus the audience (lists and segment of this account). Merge fields: `{{ subscriber.email }}`, `{{ subscriber.name }}`, `{{ subscriber.attributes.<key> | fallback }}`, the campaign `variables`, `{{ unsubscribe_url }}`.
+         * @description Validated like POST /api/v1/emails (verified sender domain, no CR/LF, template exists and parses) plus the audience (lists and segment of this account). Merge fields: `{{ subscriber.email }}`, `{{ subscriber.name }}`, `{{ subscriber.attributes.<key> | fallback }}`, the campaign `variables`, `{{ unsubscribe_url }}`. The answer's `warnings` name unknown subscriber fields, attributes no subscriber of the audience has, and names that are not in `variables`.
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -1079,6 +1099,26 @@ export interface paths {
          * @description Rendered copies to up to 5 addresses with a sample subscriber (the first active member of the audience, else a stand-in), subject prefixed `[Test]`. They are ordinary messages (quota, suppression apply), not part of the campaign's report. Any state.
          */
         post: operations["sendCampaignTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview a campaign for one subscriber, with its audience size
+         * @description The message as `subscriberId` (an id or address; default: the first active member of the audience) would get it, rendered as delivery renders it, the number of people a send now would reach, and the merge-field warnings. Nothing is stored or sent. Any state.
+         */
+        get: operations["previewCampaign"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2007,7 +2047,8 @@ export interface operations {
                      *         "monthlyQuota": null
                      *       },
                      *       "csrfToken": "k3Jd9sL2mQ8vR1tX5yZ7aB4cD6eF0gH2",
-                     *       "expiresAt": "2026-11-30T10:15:30.123Z"
+                     *       "expiresAt": "2026-11-30T10:15:30.123Z",
+                     *       "delivery": "mx"
                      *     }
                      */
                     "application/json": {
@@ -2037,6 +2078,8 @@ export interface operations {
                          * @description When the session ends unless used (7 days idle, 30 days at most)
                          */
                         expiresAt: string;
+                        /** @description How this server delivers (POSTLINE_DELIVERY): `capture` is development mode, where the dashboard offers shortcuts such as marking a domain verified */
+                        delivery: "mx" | "relay" | "capture";
                     };
                 };
             };
@@ -2162,7 +2205,8 @@ export interface operations {
                      *         "monthlyQuota": null
                      *       },
                      *       "csrfToken": "k3Jd9sL2mQ8vR1tX5yZ7aB4cD6eF0gH2",
-                     *       "expiresAt": "2026-11-30T10:15:30.123Z"
+                     *       "expiresAt": "2026-11-30T10:15:30.123Z",
+                     *       "delivery": "mx"
                      *     }
                      */
                     "application/json": {
@@ -2192,6 +2236,8 @@ export interface operations {
                          * @description When the session ends unless used (7 days idle, 30 days at most)
                          */
                         expiresAt: string;
+                        /** @description How this server delivers (POSTLINE_DELIVERY): `capture` is development mode, where the dashboard offers shortcuts such as marking a domain verified */
+                        delivery: "mx" | "relay" | "capture";
                         /** @description true when a test key made the request: it was validated and answered as with a live key, and nothing was changed */
                         sandbox?: boolean;
                     };
@@ -4716,6 +4762,255 @@ export interface operations {
             };
         };
     };
+    markDomainVerified: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Domain id (dom_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dom_019a6f0c3b2e7d1a9c4b5e6f7a8b9c20",
+                     *       "name": "example.com",
+                     *       "status": "verified",
+                     *       "records": [
+                     *         {
+                     *           "type": "TXT",
+                     *           "name": "plr-3f9c1a0b._domainkey.example.com",
+                     *           "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAnSpMOU12Vq0LGQkIxE9cjspjqdtYyUSd72Q9ggQX1rWIpbc4m9vOLaAUJE7bBQ33oyuB2PafjWbmDwldKCeApf5jnqsbABVj/PyFUsove+9prV3BIDsga+YoxMYAlQOgexxQ1y8SbcYyehQAvmpgogKrCFDNR3Tbn1tqzJQHz4V2L35EkC5jbGU3QrlotjQUfacLnkwFKfaX1mDQ2S6A9KuhDqaZufdyPX9s1S7TzB5EbWsJMbMozdh7oaVqGQU+SNeENBUnydUILTctFZd35qkMEzoJc2VTb7DRYzOUXx22Zvs9+Du+oxkvmOBeuO/vUFb38O+M+R6VqGdBJyb/mQIDAQAB",
+                     *           "purpose": "dkim",
+                     *           "required": true,
+                     *           "status": "verified",
+                     *           "checkedAt": "2026-11-20T10:20:02.456Z",
+                     *           "detail": null
+                     *         },
+                     *         {
+                     *           "type": "TXT",
+                     *           "name": "ple-3f9c1a0b._domainkey.example.com",
+                     *           "value": "v=DKIM1; k=ed25519; p=CvfgJNPi8JEvTMImaNybWRlVlmKoZTSE6pyM3xRfdYE=",
+                     *           "purpose": "dkim_ed25519",
+                     *           "required": false,
+                     *           "status": "verified",
+                     *           "checkedAt": "2026-11-20T10:20:02.456Z",
+                     *           "detail": null
+                     *         },
+                     *         {
+                     *           "type": "MX",
+                     *           "name": "bounces.example.com",
+                     *           "value": "mail.postline.example.net",
+                     *           "priority": 10,
+                     *           "purpose": "return_path",
+                     *           "required": false,
+                     *           "status": "verified",
+                     *           "checkedAt": "2026-11-20T10:20:02.456Z",
+                     *           "detail": null
+                     *         },
+                     *         {
+                     *           "type": "TXT",
+                     *           "name": "bounces.example.com",
+                     *           "value": "v=spf1 a:mail.postline.example.net ~all",
+                     *           "purpose": "spf",
+                     *           "required": false,
+                     *           "status": "verified",
+                     *           "checkedAt": "2026-11-20T10:20:02.456Z",
+                     *           "detail": null
+                     *         },
+                     *         {
+                     *           "type": "TXT",
+                     *           "name": "_dmarc.example.com",
+                     *           "value": "v=DMARC1; p=none;",
+                     *           "purpose": "dmarc",
+                     *           "required": false,
+                     *           "status": "verified",
+                     *           "checkedAt": "2026-11-20T10:20:02.456Z",
+                     *           "detail": "v=DMARC1; p=none;"
+                     *         },
+                     *         {
+                     *           "type": "CNAME",
+                     *           "name": "track.example.com",
+                     *           "value": "mail.postline.example.net",
+                     *           "purpose": "tracking",
+                     *           "required": false,
+                     *           "status": "missing",
+                     *           "checkedAt": "2026-11-20T10:20:02.456Z",
+                     *           "detail": "no CNAME record at this name"
+                     *         }
+                     *       ],
+                     *       "tracking": {
+                     *         "host": "track.example.com",
+                     *         "target": "mail.postline.example.net",
+                     *         "status": "failed",
+                     *         "checkedAt": "2026-11-20T10:20:02.456Z"
+                     *       },
+                     *       "createdAt": "2026-11-20T10:15:30.123Z",
+                     *       "verifiedAt": "2026-11-20T10:20:02.456Z",
+                     *       "checkedAt": "2026-11-20T10:20:02.456Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description dom_… identifier */
+                        id: string;
+                        /** @description Lower-case ASCII (punycode for IDNs) */
+                        name: string;
+                        /** @description verified once the RSA DKIM record matched; stays verified if a later check fails */
+                        status: "pending" | "verified";
+                        records: {
+                            /** @description DNS record type */
+                            type: "TXT" | "MX" | "CNAME";
+                            /** @description Fully qualified name to publish the record at */
+                            name: string;
+                            /** @description Record value (TXT content, MX exchange or CNAME target) */
+                            value: string;
+                            /** @description MX preference (MX records only) */
+                            priority?: number;
+                            /** @description dkim: RSA-2048 key, decides verification; dkim_ed25519: second signature (RFC 8463); return_path: MX of the bounce domain; spf: on the bounce domain (SPF checks MAIL FROM); dmarc: suggestion, any DMARC record counts; tracking: optional white-label CNAME */
+                            purpose: "dkim" | "dkim_ed25519" | "return_path" | "spf" | "dmarc" | "tracking";
+                            /** @description Whether the domain needs this record to become verified (only the RSA DKIM record) */
+                            required: boolean;
+                            /** @description Result of the last check; pending = never checked */
+                            status: "pending" | "verified" | "missing" | "mismatch" | "temp_error";
+                            checkedAt: string | null;
+                            detail: string | null;
+                        }[];
+                        tracking: {
+                            /** @description track.<domain> */
+                            host: string;
+                            /** @description What track.<domain> must be a CNAME to (POSTLINE_TRACKING_HOST) */
+                            target: string;
+                            /** @description verified: new messages use http://track.<domain>/ for links and the pixel */
+                            status: "pending" | "verified" | "failed";
+                            checkedAt: string | null;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        createdAt: string;
+                        verifiedAt: string | null;
+                        checkedAt: string | null;
+                        /** @description true when a test key made the request: it was validated and answered as with a live key, and nothing was changed */
+                        sandbox?: boolean;
+                    };
+                };
+            };
+            /** @description Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a development server (POSTLINE_DELIVERY is not capture) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description URI of the problem type: /docs/errors#<code> */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /** @description Stable machine-readable error code */
+                        code: string;
+                        instance?: string;
+                        requestId?: string;
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No domain with this id in this account (ids of other accounts are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description URI of the problem type: /docs/errors#<code> */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /** @description Stable machine-readable error code */
+                        code: string;
+                        instance?: string;
+                        requestId?: string;
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit or quota exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; the body carries a requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listEmails: {
         parameters: {
             query: {
@@ -4885,55 +5180,33 @@ export interface operations {
                      * @description Deliver at this time (up to 30 days ahead)
                      */
                     scheduledAt?: string;
+                    /** @description Refuse with 422 template_error, instead of answering a warning, when a placeholder has no value and no fallback */
+                    strict?: boolean;
                 };
             };
         };
         responses: {
-            /** @description Test key: sandbox result */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "sandbox": true,
-                     *       "id": "sbx_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d",
-                     *       "to": "ada@example.com",
-                     *       "subject": "Welcome, Ada!"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        sandbox: true;
-                        id: string;
-                        to: string;
-                        subject: string;
-                    };
-                };
-            };
-            /** @description Live key: accepted and queued */
+            /** @description Accepted and queued (a test key: validated and rendered only, `sandbox: true`) */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "msg_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d",
-                     *       "status": "queued",
-                     *       "to": "ada@example.com",
-                     *       "subject": "Welcome, Ada!",
-                     *       "sandbox": false
-                     *     }
-                     */
                     "application/json": {
+                        /** @description msg_…; with a test key a simulated sbx_… id */
                         id: string;
                         status: "queued" | "scheduled";
                         to: string;
                         subject: string;
-                        /** @enum {boolean} */
-                        sandbox: false;
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
+                        /** @description true for a test key: nothing was stored or sent */
+                        sandbox: boolean;
                     };
                 };
             };
@@ -5042,6 +5315,8 @@ export interface operations {
                          * @description Deliver at this time (up to 30 days ahead)
                          */
                         scheduledAt?: string;
+                        /** @description Refuse with 422 template_error, instead of answering a warning, when a placeholder has no value and no fallback */
+                        strict?: boolean;
                     }[];
                 };
             };
@@ -5720,7 +5995,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created template */
+            /** @description The created template, with warnings for unknown subscriber fields */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -5735,7 +6010,8 @@ export interface operations {
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
                      *       "updatedAt": "2026-11-21T08:02:11.456Z",
                      *       "html": "<p>Hi {{ first_name | there }},</p>\n<ul>[for item in order.items]<li>{{ item.name }} × {{ item.qty | 1 }}</li>[/for]</ul>",
-                     *       "text": "Hi {{ first_name | there }},\n[for item in order.items]- {{ item.name }} x {{ item.qty | 1 }}\n[/for]"
+                     *       "text": "Hi {{ first_name | there }},\n[for item in order.items]- {{ item.name }} x {{ item.qty | 1 }}\n[/for]",
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": {
@@ -5756,6 +6032,13 @@ export interface operations {
                         updatedAt: string;
                         html: string | null;
                         text: string | null;
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
                         /** @description true when a test key made the request: it was validated and answered as with a live key, and nothing was changed */
                         sandbox?: boolean;
                     };
@@ -5942,7 +6225,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The template */
+            /** @description The template, with warnings for unknown subscriber fields */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5957,7 +6240,8 @@ export interface operations {
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
                      *       "updatedAt": "2026-11-21T08:02:11.456Z",
                      *       "html": "<p>Hi {{ first_name | there }},</p>\n<ul>[for item in order.items]<li>{{ item.name }} × {{ item.qty | 1 }}</li>[/for]</ul>",
-                     *       "text": "Hi {{ first_name | there }},\n[for item in order.items]- {{ item.name }} x {{ item.qty | 1 }}\n[/for]"
+                     *       "text": "Hi {{ first_name | there }},\n[for item in order.items]- {{ item.name }} x {{ item.qty | 1 }}\n[/for]",
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": {
@@ -5978,6 +6262,13 @@ export interface operations {
                         updatedAt: string;
                         html: string | null;
                         text: string | null;
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
                     };
                 };
             };
@@ -6203,7 +6494,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated template */
+            /** @description The updated template, with warnings for unknown subscriber fields */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6218,7 +6509,8 @@ export interface operations {
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
                      *       "updatedAt": "2026-11-21T08:02:11.456Z",
                      *       "html": "<p>Hi {{ first_name | there }},</p>\n<ul>[for item in order.items]<li>{{ item.name }} × {{ item.qty | 1 }}</li>[/for]</ul>",
-                     *       "text": "Hi {{ first_name | there }},\n[for item in order.items]- {{ item.name }} x {{ item.qty | 1 }}\n[/for]"
+                     *       "text": "Hi {{ first_name | there }},\n[for item in order.items]- {{ item.name }} x {{ item.qty | 1 }}\n[/for]",
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": {
@@ -6239,6 +6531,13 @@ export interface operations {
                         updatedAt: string;
                         html: string | null;
                         text: string | null;
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
                         /** @description true when a test key made the request: it was validated and answered as with a live key, and nothing was changed */
                         sandbox?: boolean;
                     };
@@ -6358,6 +6657,8 @@ export interface operations {
                     variables?: {
                         [key: string]: unknown;
                     };
+                    /** @description Render as this subscriber (id or address) would get it: `subscriber.*` and `email` filled in (docs/templates.md, "Merge fields") */
+                    subscriberId?: string;
                     /** @description Unsaved parts to render in place of the saved ones (an editor's live preview): same limits and syntax checks as a save; nothing is stored */
                     draft?: {
                         /** @description Template-language source; at most 998 bytes (UTF-8); null = none */
@@ -6381,13 +6682,21 @@ export interface operations {
                      * @example {
                      *       "subject": "Your order A-1001 is confirmed",
                      *       "html": "<p>Hi Ada,</p>\n<ul><li>Lamp × 2</li><li>Bulb × 1</li></ul>",
-                     *       "text": "Hi Ada,\n- Lamp x 2\n- Bulb x 1\n"
+                     *       "text": "Hi Ada,\n- Lamp x 2\n- Bulb x 1\n",
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": {
                         subject: string | null;
                         html: string | null;
                         text: string | null;
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
                         /** @description true when a test key made the request: it was validated and answered as with a live key, and nothing was changed */
                         sandbox?: boolean;
                     };
@@ -11128,7 +11437,8 @@ export interface operations {
                      *       "scheduledAt": null,
                      *       "pauseReason": null,
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
-                     *       "updatedAt": "2026-11-20T10:15:30.123Z"
+                     *       "updatedAt": "2026-11-20T10:15:30.123Z",
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": {
@@ -11165,6 +11475,13 @@ export interface operations {
                         createdAt: string;
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
                         /** @description Present (true) when a test key made the request: nothing was stored */
                         sandbox?: boolean;
                     };
@@ -11762,7 +12079,8 @@ export interface operations {
                      *       "scheduledAt": null,
                      *       "pauseReason": null,
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
-                     *       "updatedAt": "2026-11-20T10:15:30.123Z"
+                     *       "updatedAt": "2026-11-20T10:15:30.123Z",
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": {
@@ -11799,6 +12117,13 @@ export interface operations {
                         createdAt: string;
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
                         /** @description Present (true) when a test key made the request: nothing was stored */
                         sandbox?: boolean;
                     };
@@ -12614,6 +12939,165 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit or quota exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; the body carries a requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    previewCampaign: {
+        parameters: {
+            query?: {
+                /** @description Render for this subscriber (id or address) */
+                subscriberId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "subscriber": {
+                     *         "id": "sub_019a6f0c3b2e7d1a9c4b5e6f7a8b9c10",
+                     *         "email": "ada@example.com",
+                     *         "name": "Ada"
+                     *       },
+                     *       "subject": "What is new in November, Ada",
+                     *       "html": "<p>Hi Ada, you are on the pro plan.</p>",
+                     *       "text": null,
+                     *       "audience": {
+                     *         "recipients": 1204,
+                     *         "subscribers": 1250
+                     *       },
+                     *       "warnings": []
+                     *     }
+                     */
+                    "application/json": {
+                        subscriber: {
+                            id: string;
+                            email: string;
+                            name: string | null;
+                        };
+                        subject: string;
+                        html: string | null;
+                        text: string | null;
+                        audience: {
+                            /** @description Active, not suppressed, counted once: who a send now reaches */
+                            recipients: number;
+                            /** @description Every confirmed member of the audience, whatever their status */
+                            subscribers: number;
+                        };
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No campaign with this id in this account (ids of other accounts are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description URI of the problem type: /docs/errors#<code> */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /** @description Stable machine-readable error code */
+                        code: string;
+                        instance?: string;
+                        requestId?: string;
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description validation_failed (per-field errors), sender_domain_unverified or template_error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description URI of the problem type: /docs/errors#<code> */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /** @description Stable machine-readable error code */
+                        code: string;
+                        instance?: string;
+                        requestId?: string;
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Rate limit or quota exceeded; see Retry-After */
@@ -13596,7 +14080,8 @@ export interface operations {
                      *         ]
                      *       },
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
-                     *       "updatedAt": "2026-11-20T10:15:30.123Z"
+                     *       "updatedAt": "2026-11-20T10:15:30.123Z",
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": {
@@ -13638,6 +14123,13 @@ export interface operations {
                         updatedAt: string;
                         /** @description Present (true) when a test key made the request: nothing was stored */
                         sandbox?: boolean;
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
                     };
                 };
             };
@@ -14160,7 +14652,8 @@ export interface operations {
                      *         ]
                      *       },
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
-                     *       "updatedAt": "2026-11-20T10:15:30.123Z"
+                     *       "updatedAt": "2026-11-20T10:15:30.123Z",
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": {
@@ -14202,6 +14695,13 @@ export interface operations {
                         updatedAt: string;
                         /** @description Present (true) when a test key made the request: nothing was stored */
                         sandbox?: boolean;
+                        /** @description Placeholders that will render empty or the fallback: unknown subscriber fields, attributes no recipient has, values missing at send time. Empty when all is well. */
+                        warnings: {
+                            /** @description The placeholder's path, e.g. subscriber.nmae */
+                            field: string;
+                            /** @description What is wrong with it, in a sentence */
+                            message: string;
+                        }[];
                     };
                 };
             };

@@ -45,6 +45,8 @@ export interface MessageRow {
   merge_data?: { subscriber?: { id: string; email: string; name: string | null; attributes: Record<string, unknown> } } | null;
   opened_at?: Date | null;
   clicked_at?: Date | null;
+  /** The Idempotency-Key claim the send was made under, on its `to` row (migration 028). */
+  idempotency_ref?: string | null;
 }
 
 export interface SentEventRow {
@@ -92,6 +94,27 @@ export async function insertAcceptedMessages(
     params,
   );
   return Number(out[0].n) === rows.length;
+}
+
+/**
+ * The `to` rows of sends made under these idempotency refs (migration 028): a request that
+ * took over an expired claim answers with what the previous owner committed. The partial
+ * unique index messages_idempotency_ref serves the lookup.
+ */
+export async function findSendsByIdempotencyRef(
+  db: Queryable, accountId: string, refs: readonly string[],
+): Promise<Map<string, Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>>> {
+  const { rows } = await db.query(
+    `SELECT idempotency_ref, id, to_email, subject, scheduled_at FROM messages
+      WHERE account_id = $1 AND idempotency_ref = ANY($2::text[])`,
+    [accountId, refs],
+  );
+  return new Map(rows.map((r) => [r.idempotency_ref as string, r]));
+}
+
+/** True for the unique violation of a second send under one idempotency ref. */
+export function isDuplicateIdempotentSend(err: unknown): boolean {
+  return (err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === 'messages_idempotency_ref';
 }
 
 // Accepted-this-month count, for quota checks before a batch and for stats.

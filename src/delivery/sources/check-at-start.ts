@@ -3,7 +3,7 @@ import type { Pool } from '../../db/pool.js';
 import { replaceSourceChecks } from '../../db/queries/source-checks.js';
 import type { MailDns } from '../../mail/dns.js';
 import { checkSourceDns, type SourceCheck } from '../../mail/fcrdns.js';
-import type { SendingIdentity } from './identity.js';
+import type { SendingIdentity } from '../../sending-identity.js';
 
 /**
  * The start-up check of every source's forward-confirmed reverse DNS: each mismatch is a

@@ -9,7 +9,7 @@ import type { Clock } from '../../clock.js';
 import type { Queryable } from '../../db/pool.js';
 import { getAccount } from '../../db/queries/accounts.js';
 import { reserveWarmupSend } from '../../db/queries/warmup.js';
-import { poolFor, sourceNamed, type SendingIdentity, type Source, type Stream } from './identity.js';
+import { poolFor, sourceNamed, type SendingIdentity, type Source, type Stream } from '../../sending-identity.js';
 import { assignSource, overflowFrom, warmupStatus } from './warmup.js';
 
 export type SourcePick = { source: Source } | { waitUntil: Date; reason: string };

@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/pool.js';
 import { warmupCountsOn } from '../../db/queries/warmup.js';
 import { listSourceChecks } from '../../db/queries/source-checks.js';
 import type { SourceCheck } from '../../mail/fcrdns.js';
-import type { SendingIdentity, Source } from './identity.js';
+import type { SendingIdentity, Source } from '../../sending-identity.js';
 import { warmupStatus } from './warmup.js';
 
 export interface SourceWarmupProgress {

@@ -7,7 +7,7 @@
  * function; the cap is enforced across workers by reserveWarmupSend (db/queries/warmup.ts).
  */
 import { createHash } from 'node:crypto';
-import type { Source, WarmupPlan } from './identity.js';
+import type { Source, WarmupPlan } from '../../sending-identity.js';
 
 const DAY_MS = 86_400_000;
 

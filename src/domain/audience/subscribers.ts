@@ -6,7 +6,7 @@ import {
   selectSubscriberPage, selectSuppressionReason, updateStatusByKey, updateSubscriber as updateSubscriberRow, upsertSubscribers,
   type SubscriberFilter, type SubscriberRow, type SubscriberStatus,
 } from '../../db/queries/subscribers.js';
-import { AppError, notFound, type FieldError } from '../../errors.js';
+import { AppError, invalid, notFound, type FieldError } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { emailKey, parseEmailAddress } from '../email-address.js';
 import { requireLists } from './lists.js';
@@ -260,4 +260,11 @@ export async function applySuppressionToSubscribers(db: Queryable, accountId: st
  */
 export async function reactivateSubscribers(db: Queryable, accountId: string, email: string, now: Date = new Date()): Promise<number> {
   return updateStatusByKey(db, accountId, keyOf(email), 'active', ['unsubscribed', 'bounced', 'complained'], now);
+}
+
+/** The subscriber a preview renders for (id or address); an unknown one is a bad `subscriberId` field, not a missing page. */
+export async function previewSubscriber(db: Queryable, accountId: string, idOrEmail: string): Promise<Subscriber> {
+  const row = await find(db, accountId, idOrEmail);
+  if (!row) throw invalid('subscriberId', 'is not a subscriber of this account');
+  return toSubscriber(row);
 }

@@ -1,4 +1,6 @@
 import type { Page } from '../../db/pagination.js';
+import type { MergeWarning } from '../merge/checks.js';
+import { automationMergeWarnings } from './merge-check.js';
 import { keyset } from '../../db/pagination.js';
 import type { Queryable } from '../../db/pool.js';
 import {
@@ -132,7 +134,10 @@ async function check(db: Queryable, accountId: string, input: AutomationInput, c
   return out;
 }
 
-export async function createAutomation(db: Queryable, accountId: string, input: AutomationInput, now: Date): Promise<Automation> {
+/** A saved automation and its merge-field warnings (merge-check.ts). */
+export type SavedAutomation = Automation & { warnings: MergeWarning[] };
+
+export async function createAutomation(db: Queryable, accountId: string, input: AutomationInput, now: Date): Promise<SavedAutomation> {
   const c = await check(db, accountId, input, true);
   const row = {
     id: newId('aut'),
@@ -147,7 +152,7 @@ export async function createAutomation(db: Queryable, accountId: string, input: 
     updated_at: now,
   };
   await insertAutomation(db, row);
-  return toAutomation(row, NO_RUNS, []);
+  return { ...toAutomation(row, NO_RUNS, []), warnings: await automationMergeWarnings(db, accountId, row.steps) };
 }
 
 export async function getAutomation(db: Queryable, accountId: string, id: string): Promise<Automation> {
@@ -170,7 +175,7 @@ export async function listAutomations(db: Queryable, accountId: string, page: Pa
  * Changes the given fields. New steps apply to runs from their next step on: a waiting run
  * keeps its position, so a run whose position no longer exists completes when it wakes.
  */
-export async function updateAutomation(db: Queryable, accountId: string, id: string, input: AutomationInput, now: Date): Promise<Automation> {
+export async function updateAutomation(db: Queryable, accountId: string, id: string, input: AutomationInput, now: Date): Promise<SavedAutomation> {
   if (!(await selectAutomation(db, accountId, id))) throw notFound(`automation ${id}`);
   const c = await check(db, accountId, input, false);
   const patch: AutomationPatch = {
@@ -178,7 +183,8 @@ export async function updateAutomation(db: Queryable, accountId: string, id: str
     ...(c.trigger ? { trigger_event: c.trigger.event, trigger_filter: c.trigger.filter } : {}),
   };
   await updateRow(db, accountId, id, patch, now);
-  return getAutomation(db, accountId, id);
+  const saved = await getAutomation(db, accountId, id);
+  return { ...saved, warnings: await automationMergeWarnings(db, accountId, saved.steps) };
 }
 
 /** Deletes the definition with its runs and their history. */

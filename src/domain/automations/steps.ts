@@ -1,4 +1,5 @@
 import type { Config } from '../../config.js';
+import { mergeContext } from '../merge/context.js';
 import type { PoolClient, Queryable } from '../../db/pool.js';
 import { insertAutomationSend, type RunRow } from '../../db/queries/automations/runs.js';
 import { selectSubscriberByKey, selectSuppressionReason } from '../../db/queries/subscribers.js';
@@ -55,13 +56,9 @@ export async function performSend(ctx: StepContext, run: RunRow, step: SendStep)
   const subscriber = await selectSubscriberByKey(ctx.db, run.account_id, run.email_key);
   if (subscriber && NOT_MAILABLE.has(subscriber.status)) return { outcome: 'skipped', reason: `subscriber ${subscriber.status}` };
   if ((await selectSuppressionReason(ctx.db, run.account_id, run.email_key)) !== null) return { outcome: 'skipped', reason: 'suppressed' };
-  const variables = {
-    data: run.data,
-    email: run.email,
-    subscriber: subscriber
-      ? { id: subscriber.id, email: subscriber.email, name: subscriber.name, status: subscriber.status, attributes: subscriber.attributes, lists: subscriber.lists }
-      : { email: run.email },
-  };
+  // The shared merge context: the trigger's data at the top level and as `data`, `email`, and
+  // `subscriber` when the address is a subscriber (docs/templates.md, "Merge fields").
+  const variables = mergeContext({ data: run.data, email: run.email, subscriber }) as Record<string, unknown>;
   try {
     const result = await sendEmail(
       { db: ctx.db, config: ctx.config, links: ctx.links, accountId: run.account_id, mode: 'live', monthlyQuota: ctx.monthlyQuota, now: ctx.now,

@@ -10,6 +10,7 @@ import { parseEmailAddress } from '../email-address.js';
 import { requireLists } from '../audience/lists.js';
 import { SEND_LIMITS } from '../sending/send-input.js';
 import { getTemplate, requireTemplateForSend, type CompiledTemplate } from '../stored-templates.js';
+import { mergeContext } from '../merge/context.js';
 
 /**
  * A campaign's definition: what a create or a PATCH may set, its validation (the same rules
@@ -201,13 +202,16 @@ function mergeContent(
   };
 }
 
-/** The variables a campaign message renders with (docs/campaigns.md, "Merge fields"). */
+/**
+ * The variables a campaign message renders with: the shared merge context (docs/templates.md,
+ * "Merge fields"). Campaign messages go only to active subscribers, so the status is known.
+ */
 export function mergeVariables(
   campaignVariables: Record<string, unknown>,
-  subscriber: { id: string; email: string; name: string | null; attributes: Record<string, unknown> },
+  subscriber: { id: string; email: string; name: string | null; attributes: Record<string, unknown>; status?: string },
   unsubscribeUrl: string,
 ): Record<string, unknown> {
-  return { ...campaignVariables, subscriber, unsubscribe_url: unsubscribeUrl };
+  return mergeContext({ values: campaignVariables, email: subscriber.email, subscriber: { status: 'active', ...subscriber }, unsubscribeUrl });
 }
 
 /** Renders the sample subscriber once: headers, subject length and CR/LF are checked as for a send. */

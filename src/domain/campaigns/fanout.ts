@@ -12,6 +12,7 @@ import { newId } from '../../ids.js';
 import { compileTemplate, renderTemplate, type Template } from '../../templates/index.js';
 import { monthOf } from '../sending/sending.js';
 import { audienceFilter, countRecipients } from './audience.js';
+import { mergeVariables } from './definition.js';
 import { pauseLocked, throttleInterval } from './lifecycle.js';
 
 /**
@@ -214,7 +215,7 @@ export async function planBatch(db: Queryable, c: CampaignRow, subject: Template
       subscriberId: s.id,
       email: s.email,
       toDomain: s.email_key.slice(s.email_key.lastIndexOf('@') + 1),
-      subject: renderTemplate(subject, { ...c.variables, subscriber }, 'subject'),
+      subject: renderTemplate(subject, mergeVariables(c.variables, subscriber, ''), 'subject'),
       mergeData: { subscriber },
     });
   }

@@ -9,7 +9,9 @@ import {
 import { AppError, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { assertCampaignSendingAllowed } from '../stats/account-health.js';
+import type { MergeWarning } from '../merge/checks.js';
 import { countRecipients } from './audience.js';
+import { campaignMergeWarnings } from './merge-check.js';
 import { checkDefinition, definitionRow, toDefinition, type CampaignDefinition, type CampaignInput } from './definition.js';
 
 /**
@@ -36,10 +38,14 @@ export async function requireCampaign(db: Queryable, accountId: string, id: stri
   return row;
 }
 
-export async function createCampaign(db: Queryable, accountId: string, input: CampaignInput, now: Date): Promise<CampaignDefinition> {
+/** A saved definition and its merge-field warnings (merge-check.ts). */
+export type SavedCampaign = CampaignDefinition & { warnings: MergeWarning[] };
+
+export async function createCampaign(db: Queryable, accountId: string, input: CampaignInput, now: Date): Promise<SavedCampaign> {
   const d = definitionRow(input);
-  await checkDefinition(db, accountId, d, now);
-  return toDefinition(await insertCampaign(db, newId('cmp'), accountId, d, now));
+  const { content } = await checkDefinition(db, accountId, d, now);
+  const warnings = await campaignMergeWarnings(db, accountId, d, content, now);
+  return { ...toDefinition(await insertCampaign(db, newId('cmp'), accountId, d, now)), warnings };
 }
 
 export async function listCampaigns(db: Queryable, accountId: string, status: CampaignStatus | null, page: Page): Promise<CampaignRow[]> {
@@ -47,7 +53,7 @@ export async function listCampaigns(db: Queryable, accountId: string, status: Ca
 }
 
 /** PATCH: the changes merged onto the stored definition, and the result validated as a whole. */
-export async function updateCampaign(db: Queryable, accountId: string, id: string, changes: Partial<CampaignInput>, now: Date): Promise<CampaignDefinition> {
+export async function updateCampaign(db: Queryable, accountId: string, id: string, changes: Partial<CampaignInput>, now: Date): Promise<SavedCampaign> {
   const row = await requireLocked(db, accountId, id);
   if (row.status !== 'draft' && row.status !== 'scheduled') throw invalidState(row, 'edit it');
   const current = toDefinition(row);
@@ -67,10 +73,11 @@ export async function updateCampaign(db: Queryable, accountId: string, id: strin
     throttle: changes.throttle !== undefined ? changes.throttle : current.throttle,
   };
   const d = definitionRow(merged);
-  await checkDefinition(db, accountId, d, now);
+  const { content } = await checkDefinition(db, accountId, d, now);
+  const warnings = await campaignMergeWarnings(db, accountId, d, content, now);
   const updated = await updateCampaignDefinition(db, accountId, id, d, now);
   if (!updated) throw invalidState(row, 'edit it');
-  return toDefinition(updated);
+  return { ...toDefinition(updated), warnings };
 }
 
 export async function deleteCampaign(db: Queryable, accountId: string, id: string): Promise<void> {

@@ -3,7 +3,7 @@ import type { Pool, Queryable } from '../../db/pool.js';
 import type { CampaignRow } from '../../db/queries/campaigns/campaigns.js';
 import { selectRecipientBatch } from '../../db/queries/campaigns/fanout.js';
 import { sendEmail, type SendContext, type SendResult } from '../sending/sending.js';
-import { SAMPLE_SUBSCRIBER } from './definition.js';
+import { mergeVariables, SAMPLE_SUBSCRIBER } from './definition.js';
 import { audienceFilter } from './audience.js';
 
 export const TEST_SEND_MAX = 5;
@@ -28,7 +28,7 @@ export async function sendCampaignTest(ctx: SendContext, c: CampaignRow, to: str
         ...(c.text !== null ? { text: c.text } : {}),
         ...(c.template_id !== null ? { templateId: c.template_id } : {}),
         ...(c.reply_to !== null ? { replyTo: c.reply_to } : {}),
-        variables: { ...c.variables, subscriber: sample },
+        variables: mergeVariables(c.variables, sample, '') as Record<string, unknown>,
         headers: c.headers,
         tags: [...c.tags, 'campaign-test'].slice(0, 20),
       }),
@@ -37,7 +37,8 @@ export async function sendCampaignTest(ctx: SendContext, c: CampaignRow, to: str
   return { sample: { email: sample.email, id: sample.id }, results };
 }
 
-async function sampleSubscriber(db: Queryable, c: CampaignRow, now: Date) {
+/** The first active member of the audience, or a stand-in when it has none. */
+export async function sampleSubscriber(db: Queryable, c: CampaignRow, now: Date) {
   const [first] = await selectRecipientBatch(db, await audienceFilter(db, c, now), c.audience.lists, '', null, 1);
   if (first && first.status === 'active') return { id: first.id, email: first.email, name: first.name, attributes: first.attributes };
   return SAMPLE_SUBSCRIBER;

@@ -199,6 +199,20 @@ export async function forceVerifyDomain(db: Queryable, domainId: string, now: Da
 }
 
 /**
+ * The dashboard's "Mark verified" for development: only when the server captures mail instead of
+ * delivering it (POSTLINE_DELIVERY=capture), where no receiver ever checks DKIM. Elsewhere the
+ * DNS check is the only way (or the CLI's explicit --force).
+ */
+export async function markVerifiedForDevelopment(db: Queryable, accountId: string, id: string, delivery: string, now: Date): Promise<void> {
+  if (delivery !== 'capture') {
+    throw new AppError('forbidden', 'Marking a domain verified without DNS is for development servers (POSTLINE_DELIVERY=capture); publish the records and press Verify');
+  }
+  const row = await selectDomain(db, accountId, id);
+  if (!row) throw notFound(`domain ${id}`);
+  await forceVerifyDomain(db, id, now);
+}
+
+/**
  * The account's verified domain that is exactly the From address's domain (case-insensitive,
  * IDN in punycode form), or null. A subdomain of a verified domain is not covered: DKIM `d=`
  * and the return path are per domain, and each name needs its own records.

@@ -18,6 +18,8 @@ export interface SendRequest {
   tags?: string[];
   attachments?: { filename: string; content: string; contentType?: string }[];
   scheduledAt?: string;
+  /** Refuse (422 template_error) instead of warning when a placeholder has no value and no fallback. */
+  strict?: boolean;
 }
 
 export const SEND_LIMITS = {

@@ -1,14 +1,19 @@
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
-import { insertAcceptedMessages, monthlyUsage, type MessageRow, type SentEventRow } from '../../db/queries/messages.js';
+import {
+  findSendsByIdempotencyRef, insertAcceptedMessages, isDuplicateIdempotentSend, monthlyUsage, type MessageRow, type SentEventRow,
+} from '../../db/queries/messages.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { compileTemplate, renderTemplate } from '../../templates/index.js';
+import { selectSubscriberByKey } from '../../db/queries/subscribers.js';
+import { compileTemplate, type Template } from '../../templates/index.js';
+import { fieldUses, type MergeWarning } from '../merge/checks.js';
+import { mergeSendVariables, type MergeSubscriber } from '../merge/context.js';
 import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import { checkAddresses, checkAttachments, checkContent, checkRawSubject, checkSchedule, type SendRequest } from './send-input.js';
 import { emailKey } from '../email-address.js';
 import { isSuppressed, suppressedAmong } from '../suppression.js';
-import { renderCompiledTemplate, requireTemplateForSend } from '../stored-templates.js';
+import { emptyFieldCollector, renderCompiledTemplate, requireTemplateForSend } from '../stored-templates.js';
 import type { TrackingLinks } from '../tracking/links.js';
 
 export interface SendContext {
@@ -28,12 +33,20 @@ export interface SendContext {
   storeAccepted?: (rows: MessageRow[], events: SentEventRow[]) => Promise<void>;
   /** Which of `emails` are suppressed; the API passes lookups batched across its concurrent requests. */
   suppressedAmong?: (accountId: string, emails: readonly string[]) => Promise<Set<string>>;
+  /**
+   * The Idempotency-Key claim the request runs under (http/plugins/idempotency.ts). Its ref is
+   * stored on the send's `to` row by the statement that stores the send, so a request that
+   * took the claim over from a dead owner (`takenOver`) first looks for what that owner
+   * committed and answers with it (docs/decisions/0029-idempotency-lease.md).
+   */
+  idempotency?: { ref: string; takenOver: boolean };
 }
 
 /** One accepted send: a row per envelope recipient (the `to` row first) and their `sent` events. */
 interface PreparedSend {
   rows: MessageRow[];
   events: SentEventRow[];
+  warnings: MergeWarning[];
 }
 
 /** The envelope recipients of a send, each address once (the first way it was named wins). */
@@ -52,31 +65,53 @@ export function envelopeRecipients(req: Pick<SendRequest, 'to' | 'cc' | 'bcc'>):
   return out;
 }
 
-export type SendResult =
-  | { sandbox: true; id: string; to: string; subject: string }
-  | { sandbox: false; id: string; status: 'queued' | 'scheduled'; to: string; subject: string };
+/**
+ * One send's answer. A test key gets the live key's shape (an `sbx_` id, nothing stored) with
+ * `sandbox: true`. `warnings` names placeholders that rendered empty without a fallback.
+ */
+export interface SendResult {
+  sandbox: boolean;
+  id: string;
+  status: 'queued' | 'scheduled';
+  to: string;
+  subject: string;
+  warnings: MergeWarning[];
+}
 
 interface Rendered {
   subject: string;
   html: string | null;
   text: string | null;
+  warnings: MergeWarning[];
 }
 
 /**
- * Renders subject, html and text: the template's parts, overridden by any the request
- * gives, all rendered with the request's variables plus `unsubscribe_url`.
+ * Renders subject, html and text: the template's parts, overridden by any the request gives,
+ * all rendered with the merge context (domain/merge/context.ts): the request's variables,
+ * `email`, `subscriber` when the content names it and the recipient is a subscriber, and
+ * `unsubscribe_url`. Placeholders that print nothing without a fallback come back as warnings.
  */
 async function renderContent(ctx: SendContext, req: SendRequest, unsubscribeUrl: string): Promise<Rendered> {
-  const variables = { ...req.variables, unsubscribe_url: unsubscribeUrl };
   const template = req.templateId ? await requireTemplateForSend(ctx.db, ctx.accountId, req.templateId) : null;
-  const fromTemplate = template ? renderCompiledTemplate(template, variables) : { subject: null, html: null, text: null };
-  const inline = (source: string | undefined, context: 'subject' | 'html' | 'text') =>
-    source === undefined ? null : renderTemplate(compileTemplate(source), variables, context);
-  return {
-    subject: inline(req.subject, 'subject') ?? fromTemplate.subject ?? '',
-    html: inline(req.html, 'html') ?? fromTemplate.html,
-    text: inline(req.text, 'text') ?? fromTemplate.text,
+  const own = (source: string | undefined) => (source === undefined ? null : compileTemplate(source));
+  const parts = {
+    subject: own(req.subject) ?? template?.subject ?? null,
+    html: own(req.html) ?? template?.html ?? null,
+    text: own(req.text) ?? template?.text ?? null,
   };
+  const subscriber = await subscriberIfNamed(ctx, req, parts);
+  const variables = mergeSendVariables(req.variables, req.to, subscriber, unsubscribeUrl);
+  const empty = emptyFieldCollector();
+  const rendered = renderCompiledTemplate(parts, variables, empty.onEmpty);
+  return { subject: rendered.subject ?? '', html: rendered.html, text: rendered.text, warnings: empty.warnings() };
+}
+
+/** The recipient as a subscriber, looked up only when the content names `subscriber` and the request did not give one. */
+async function subscriberIfNamed(ctx: SendContext, req: SendRequest, parts: Record<string, Template | null>): Promise<MergeSubscriber | null> {
+  if (req.variables && Object.prototype.hasOwnProperty.call(req.variables, 'subscriber')) return null;
+  if (!fieldUses(parts).some((u) => u.head === 'subscriber')) return null;
+  const key = emailKey(req.to);
+  return key ? selectSubscriberByKey(ctx.db, ctx.accountId, key) : null;
 }
 
 /** First day of the next month, UTC: when a monthly quota resets. */
@@ -115,6 +150,10 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
   const id = newId(ctx.mode === 'test' ? 'sbx' : 'msg');
   const content = await renderContent(ctx, req, ctx.mode === 'test' ? `${ctx.config.baseUrl}/u/sandbox` : ctx.links.unsubscribe(id, domain.trackingHost));
   checkContent(req, content);
+  // `strict`: a placeholder with no value and no fallback refuses the send instead of a warning.
+  if (req.strict && content.warnings.length > 0) {
+    throw new AppError('template_error', `${content.warnings.map((w) => `{{ ${w.field} }}`).join(', ')} ${content.warnings.length === 1 ? 'has' : 'have'} no value and no fallback (strict send)`, { errors: content.warnings });
+  }
   // Suppression is checked per recipient: a suppressed cc/bcc (or `to`) gets a row with status
   // 'suppressed' and is not delivered; only a send whose every recipient is suppressed is
   // refused (as Postmark does with inactive recipients).
@@ -129,7 +168,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
       errors: recipients.map((r) => ({ field: fieldOf(req, r), message: 'is suppressed' })),
     });
   }
-  if (ctx.mode === 'test') return { sandbox: true, id, to: req.to, subject: content.subject };
+  if (ctx.mode === 'test') return { sandbox: true, id, status: scheduledAt ? 'scheduled' : 'queued', to: req.to, subject: content.subject, warnings: content.warnings };
   const rows: MessageRow[] = [];
   const events: SentEventRow[] = [];
   const group = recipients.length > 1;
@@ -185,7 +224,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
       occurred_at: ctx.now,
     });
   }
-  return { rows, events };
+  return { rows, events, warnings: content.warnings };
 }
 
 function fieldOf(req: SendRequest, r: { email: string; type: 'to' | 'cc' | 'bcc' }): string {
@@ -198,21 +237,51 @@ function deliverable(p: PreparedSend): number {
   return p.rows.filter((r) => r.status !== 'suppressed').length;
 }
 
-function accepted(row: MessageRow): SendResult {
-  return { sandbox: false, id: row.id, status: row.scheduled_at ? 'scheduled' : 'queued', to: row.to_email, subject: row.subject };
+/**
+ * The answer for an accepted message. A message found already committed (a taken-over
+ * idempotent send) was not rendered by this request: its warnings are not known, so none.
+ */
+function accepted(row: Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>, warnings: MergeWarning[] = []): SendResult {
+  return { sandbox: false, id: row.id, status: row.scheduled_at ? 'scheduled' : 'queued', to: row.to_email, subject: row.subject, warnings };
 }
 
 /** POST /api/v1/emails. Test keys: validation and rendering only, nothing stored or counted. */
 export async function sendEmail(ctx: SendContext, req: SendRequest): Promise<SendResult> {
+  return retriedAloneOnDuplicate(ctx, (c) => sendEmailOnce(c, req));
+}
+
+async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendResult> {
+  const ref = ctx.mode === 'live' ? ctx.idempotency?.ref : undefined;
+  if (ref && ctx.idempotency?.takenOver) {
+    const committed = (await findSendsByIdempotencyRef(ctx.db, ctx.accountId, [ref])).get(ref);
+    if (committed) return accepted(committed);
+  }
   const prepared = await prepareSend(ctx, req);
   if ('sandbox' in prepared) return prepared;
+  if (ref) prepared.rows[0].idempotency_ref = ref;
   if (ctx.monthlyQuota === null && ctx.storeAccepted) {
     await ctx.storeAccepted(prepared.rows, prepared.events);
   } else {
     const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
     if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverable(prepared)))) throw quotaExceeded(ctx);
   }
-  return accepted(prepared.rows[0]);
+  return accepted(prepared.rows[0], prepared.warnings);
+}
+
+/**
+ * A send under a claim whose previous owner outlived its lease can meet that owner's message
+ * on the unique index messages_idempotency_ref (so it never sends twice). Then the send runs
+ * once more, alone (a group commit's statement failed for all who shared it) and looking for
+ * the committed message, which it answers with.
+ */
+async function retriedAloneOnDuplicate<T>(ctx: SendContext, send: (ctx: SendContext) => Promise<T>): Promise<T> {
+  const alone = ctx.idempotency?.takenOver ? { ...ctx, storeAccepted: undefined } : ctx;
+  try {
+    return await send(alone);
+  } catch (err) {
+    if (!isDuplicateIdempotentSend(err)) throw err;
+    return send({ ...ctx, storeAccepted: undefined, idempotency: ctx.idempotency && { ...ctx.idempotency, takenOver: true } });
+  }
 }
 
 export type BatchItemResult = ({ index: number } & SendResult) | { index: number; error: AppError };
@@ -223,12 +292,28 @@ export type BatchItemResult = ({ index: number } & SendResult) | { index: number
  * quota_exceeded rather than failing the whole batch.
  */
 export async function sendBatch(ctx: SendContext, reqs: SendRequest[]): Promise<BatchItemResult[]> {
+  return retriedAloneOnDuplicate(ctx, (c) => sendBatchOnce(c, reqs));
+}
+
+async function sendBatchOnce(ctx: SendContext, reqs: SendRequest[]): Promise<BatchItemResult[]> {
   const results: BatchItemResult[] = [];
+  // Each item's send carries the claim's ref and its index (a space: never in a key's ref).
+  const ref = ctx.mode === 'live' ? ctx.idempotency?.ref : undefined;
+  const itemRef = (index: number) => `${ref} ${index}`;
+  const committed = ref && ctx.idempotency?.takenOver
+    ? await findSendsByIdempotencyRef(ctx.db, ctx.accountId, reqs.map((_, index) => itemRef(index)))
+    : new Map<string, Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>>();
   const toStore: ({ index: number } & PreparedSend)[] = [];
   let remaining = ctx.monthlyQuota === null ? Infinity : ctx.monthlyQuota - (await monthlyUsage(ctx.db, ctx.accountId, monthOf(ctx.now)));
   for (const [index, req] of reqs.entries()) {
+    const done = ref ? committed.get(itemRef(index)) : undefined;
+    if (done) {
+      results.push({ index, ...accepted(done) });
+      continue;
+    }
     try {
       const prepared = await prepareSend(ctx, req);
+      if (ref && !('sandbox' in prepared)) prepared.rows[0].idempotency_ref = itemRef(index);
       if ('sandbox' in prepared) {
         results.push({ index, ...prepared });
       } else if (remaining < deliverable(prepared)) {
@@ -245,7 +330,7 @@ export async function sendBatch(ctx: SendContext, reqs: SendRequest[]): Promise<
   if (toStore.length > 0) {
     const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
     const stored = await insertAcceptedMessages(ctx.db, toStore.flatMap((s) => s.rows), toStore.flatMap((s) => s.events), quota, toStore.reduce((n, s) => n + deliverable(s), 0));
-    for (const s of toStore) results.push(stored ? { index: s.index, ...accepted(s.rows[0]) } : { index: s.index, error: quotaExceeded(ctx) });
+    for (const s of toStore) results.push(stored ? { index: s.index, ...accepted(s.rows[0], s.warnings) } : { index: s.index, error: quotaExceeded(ctx) });
   }
   return results.sort((a, b) => a.index - b.index);
 }

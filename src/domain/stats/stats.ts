@@ -40,6 +40,18 @@ function parseDay(field: string, v: string | undefined, fallback: Date): Date {
 }
 
 /**
+ * This month's accepted messages, API and campaign alike. An account with a quota keeps an exact
+ * counter (the send gate); one without skips it, so that its sends do not queue on one counter
+ * row (db/queries/messages.ts), and its use is the month's `sent` rollups instead.
+ */
+async function quotaUsed(db: Queryable, accountId: string, now: Date, monthlyQuota: number | null): Promise<number> {
+  const month = monthOf(now);
+  if (monthlyQuota !== null) return monthlyUsage(db, accountId, month);
+  const rows = await selectDailyCounters(db, accountId, '', month, dayOf(now));
+  return rows.reduce((n, r) => n + Number(r.sent), 0);
+}
+
+/**
  * GET /api/v1/stats: the account's counts and rates between two UTC days (inclusive; default the
  * last 30 days), for everything, one tag or one campaign, with a daily series, the quota and the
  * sending health. Reads only the daily rollups (≤ 366 days × 4 shards of one scope).
@@ -64,7 +76,7 @@ export async function accountStats(
   const scope = q.campaignId !== undefined ? `c:${q.campaignId}` : q.tag !== undefined ? `t:${q.tag}` : '';
   const [rows, used, health] = await Promise.all([
     selectDailyCounters(db, accountId, scope, dayOf(from), dayOf(to)),
-    monthlyUsage(db, accountId, monthOf(now)),
+    quotaUsed(db, accountId, now, monthlyQuota),
     evaluateHealth(db, accountId, now, opts),
   ]);
   const byDay = new Map(rows.map((r) => [r.day, r]));

@@ -122,7 +122,10 @@ export async function validateHookUrl(raw: string, opts: { allowPrivate: boolean
     try {
       await resolveAllowedAddresses(url, opts);
     } catch (err) {
-      if (err instanceof ForbiddenTargetError) throw invalid('url', `is refused: ${err.message}`);
+      // Name the switch: a developer pointing a hook at a local receiver needs it, nobody else does.
+      if (err instanceof ForbiddenTargetError) {
+        throw invalid('url', `is refused: ${err.message} (for development, POSTLINE_WEBHOOK_ALLOW_PRIVATE=true allows private and loopback targets)`);
+      }
       throw err;
     }
   }

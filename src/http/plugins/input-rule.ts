@@ -45,6 +45,9 @@ export const inputRulePlugin = fp(async (app: FastifyInstance) => {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
+    // Clients that always send `Content-Type: application/json` (fetch wrappers, SDKs) may do
+    // so on an operation that takes no body (`POST /campaigns/{id}/send`): nothing to parse.
+    if (bytes.length === 0 && request.routeOptions.schema?.body === undefined) return done(null, undefined);
     if (!isUtf8(bytes)) return done(new AppError('invalid_json', 'Body is not valid UTF-8'), undefined);
     if (jsonDepthExceeds(bytes, MAX_JSON_DEPTH)) {
       return done(new AppError('invalid_json', `Body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`), undefined);

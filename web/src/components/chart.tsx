@@ -28,13 +28,29 @@ export function LineChart({ points, series, xLabel, title }: {
         {ticks.map((i) => points[i] && (
           <text key={i} x={xAt(i)} y={H - 6} textAnchor={i === 0 && points.length > 1 ? 'start' : i === points.length - 1 && points.length > 1 ? 'end' : 'middle'} fontSize="11" fill="#5a6270">{xLabel(points[i].x)}</text>
         ))}
-        {series.map((s) => points.length === 1
-          ? <circle key={s.key} cx={xAt(0)} cy={yAt(Number(points[0][s.key]) || 0)} r="3" fill={s.color} />
-          : <polyline key={s.key} fill="none" stroke={s.color} strokeWidth="2" points={points.map((p, i) => `${xAt(i)},${yAt(Number(p[s.key]) || 0)}`).join(' ')} />)}
+        {points.length === 1 && <Bars point={points[0]} series={series} yAt={yAt} innerW={innerW} />}
+        {points.length > 1 && series.map((s) => (
+          <polyline key={s.key} fill="none" stroke={s.color} strokeWidth="2" points={points.map((p, i) => `${xAt(i)},${yAt(Number(p[s.key]) || 0)}`).join(' ')} />
+        ))}
       </svg>
       <figcaption className="legend">
         {series.map((s) => <span key={s.key}><i style={{ background: s.color }} aria-hidden="true" />{s.label}</span>)}
       </figcaption>
     </figure>
+  );
+}
+
+/** One day (or hour) of data: a line through one point is a lone dot, so each series is a bar. */
+function Bars({ point, series, yAt, innerW }: { point: Record<string, number | string>; series: Series[]; yAt: (v: number) => number; innerW: number }) {
+  const slot = Math.min(48, innerW / (series.length * 2));
+  const start = PAD.left + innerW / 2 - (slot * series.length) / 2;
+  const base = yAt(0);
+  return (
+    <g data-testid="chart-bars">
+      {series.map((s, i) => {
+        const top = yAt(Number(point[s.key]) || 0);
+        return <rect key={s.key} x={start + i * slot + slot * 0.1} y={top} width={slot * 0.8} height={Math.max(0, base - top)} fill={s.color} />;
+      })}
+    </g>
   );
 }

@@ -2,7 +2,17 @@
 export interface Rule { match: 'all' | 'any'; conditions: RuleItem[] }
 export type RuleItem = { field: string; op: string; value?: unknown } | Rule;
 
-const OPS = ['eq', 'neq', 'contains', 'starts_with', 'gt', 'gte', 'lt', 'lte', 'in', 'exists', 'not_exists', 'within', 'not_within'];
+/** The API's operators (the option values) and how a person reads each (the option labels). */
+export const OPS: [string, string][] = [
+  ['eq', 'is'], ['neq', 'is not'], ['contains', 'contains'], ['starts_with', 'starts with'], ['gt', 'is more than'], ['gte', 'is at least'],
+  ['lt', 'is less than'], ['lte', 'is at most'], ['in', 'is one of (comma separated)'], ['exists', 'is set'], ['not_exists', 'is not set'],
+  ['within', 'is within the last (days)'], ['not_within', 'is not within the last (days)'],
+];
+/** The fields' names in words; the value stays the API's path. */
+const FIELD_LABELS: Record<string, string> = {
+  'data.': 'trigger data: data.<key>', email: 'email address', name: 'name', status: 'subscriber status', createdAt: 'subscribed on',
+  list: 'in list (list id)', 'attributes.': 'attribute: attributes.<key>', opened: 'opened the last email', clicked: 'clicked the last email', wait: 'the wait ended by (event or timeout)',
+};
 const NO_VALUE = new Set(['exists', 'not_exists']);
 const NUMERIC = new Set(['within', 'not_within']);
 /** docs/automations.md: the fields an automation's rules may name. */
@@ -40,15 +50,15 @@ export function RuleEditor({ rule, onChange, idBase, legend }: { rule: Rule; onC
         <option value="all">all conditions</option>
         <option value="any">any condition</option>
       </select>
-      <datalist id={`${idBase}-fields`}>{FIELDS.map((f) => <option key={f} value={f} />)}</datalist>
+      <datalist id={`${idBase}-fields`}>{FIELDS.map((f) => <option key={f} value={f} label={FIELD_LABELS[f]} />)}</datalist>
       {rule.conditions.map((c, i) => isGroup(c) ? (
         <p key={i} className="muted wrap">Group (edit through the API): <code>{JSON.stringify(c)}</code></p>
       ) : (
         <div className="condition-row" key={i}>
           <div><label htmlFor={`${idBase}-f${i}`}>Field {i + 1}</label><input id={`${idBase}-f${i}`} list={`${idBase}-fields`} value={c.field} onChange={(e) => set(i, { field: e.target.value })} /></div>
           <div>
-            <label htmlFor={`${idBase}-o${i}`}>Operator {i + 1}</label>
-            <select id={`${idBase}-o${i}`} value={c.op} onChange={(e) => set(i, { op: e.target.value })}>{OPS.map((o) => <option key={o}>{o}</option>)}</select>
+            <label htmlFor={`${idBase}-o${i}`}>Comparison {i + 1}</label>
+            <select id={`${idBase}-o${i}`} value={c.op} onChange={(e) => set(i, { op: e.target.value })}>{OPS.map(([o, words]) => <option key={o} value={o}>{words}</option>)}</select>
           </div>
           {!NO_VALUE.has(c.op) && <div><label htmlFor={`${idBase}-v${i}`}>Value {i + 1}</label><input id={`${idBase}-v${i}`} value={shown(c.value)} onChange={(e) => set(i, { value: e.target.value })} /></div>}
           <button type="button" className="link" aria-label={`Remove condition ${i + 1}`} onClick={() => onChange({ ...rule, conditions: rule.conditions.filter((_, j) => j !== i) })}>Remove</button>

@@ -2,7 +2,8 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { del, get, post, qs, type Page, type Item } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
-import { Badge, ErrorState, Show, When, useAction, useLoad, type Loaded } from '../components/state';
+import { plural } from '../components/format';
+import { Badge, Empty, ErrorState, Show, When, useAction, useLoad, type Loaded } from '../components/state';
 
 type List = Item<'listLists'>;
 type Subscriber = Item<'listSubscribers'>;
@@ -112,7 +113,7 @@ export function ListPage() {
         <>
           <p><Link to="/lists">← Lists</Link></p>
           <h1>{l.name}</h1>
-          <p className="muted">{l.subscriberCount} subscribers · {l.doubleOptIn ? 'double opt-in' : 'single opt-in'}</p>
+          <p className="muted" data-testid="list-count">{plural(l.subscriberCount, 'subscriber')} · {l.doubleOptIn ? 'double opt-in' : 'single opt-in'}</p>
           <div className="grid2">
             <form className="card" onSubmit={addOne} aria-label="Add a subscriber">
               <label htmlFor="sub-email">Add a subscriber</label>
@@ -131,7 +132,7 @@ export function ListPage() {
             </form>
           </div>
           {action.error && <ErrorState error={action.error} />}
-          {importId && <ImportProgress id={importId} onDone={() => { subscribers.reload(); }} />}
+          {importId && <ImportProgress id={importId} onDone={() => { subscribers.reload(); list.reload(); }} />}
           <h2>Subscribers</h2>
           <SubscriberTable loaded={subscribers} />
           <button type="button" className="danger" onClick={() => confirm(`Delete the list ${l.name}?`) && void action.run(() => del(`/lists/${l.id}`)).then(() => navigate('/lists'))}>Delete list</button>
@@ -149,7 +150,7 @@ function SubscriberTable({ loaded }: { loaded: Loaded<Page<Subscriber>> }) {
       rowKey={(s) => s.id}
       empty="No subscribers yet."
       columns={[
-        { header: 'Email', className: 'wrap', cell: (s) => s.email },
+        { header: 'Email', className: 'wrap', cell: (s) => <Link to={`/subscribers/${s.id}`}>{s.email}</Link> },
         { header: 'Name', cell: (s) => s.name ?? '' },
         { header: 'Status', cell: (s) => <Badge value={s.status} /> },
         { header: 'Since', cell: (s) => <When at={s.createdAt} /> },
@@ -178,6 +179,76 @@ export function SubscribersPage() {
         <button type="submit">Search</button>
       </form>
       <SubscriberTable loaded={subscribers} />
+    </>
+  );
+}
+
+interface MessageRow { id: string; subject: string; status: string; createdAt: string }
+interface MessageDetail { id: string; subject: string; events: { id: string; type: string; occurredAt: string; url?: string }[] }
+type TimelineItem = { at: string; key: string; text: string; messageId: string; subject: string };
+
+/**
+ * One subscriber: fields, attributes, lists, and a timeline of the messages sent to the address
+ * with their events (the 10 latest messages' events, from GET /emails/{id}), newest first.
+ */
+export function SubscriberPage() {
+  const { id } = useParams();
+  const loaded = useLoad(async () => {
+    const s = await get<Subscriber>(`/subscribers/${encodeURIComponent(id ?? '')}`);
+    const [lists, messages] = await Promise.all([
+      get<Page<{ id: string; name: string }>>('/lists?limit=100'),
+      get<Page<MessageRow>>(`/emails${qs({ to: s.email, limit: 50 })}`),
+    ]);
+    const details = await Promise.all(messages.data.slice(0, 10).map((m) => get<MessageDetail>(`/emails/${m.id}`)));
+    const timeline: TimelineItem[] = [
+      ...messages.data.map((m) => ({ at: m.createdAt, key: `m-${m.id}`, text: `Message ${m.status}`, messageId: m.id, subject: m.subject })),
+      ...details.flatMap((d) => d.events.map((e) => ({ at: e.occurredAt, key: e.id, text: e.type.replaceAll('_', ' ') + (e.url ? ` ${e.url}` : ''), messageId: d.id, subject: d.subject }))),
+    ].sort((a, b) => b.at.localeCompare(a.at));
+    return { s, listNames: new Map(lists.data.map((l) => [l.id, l.name])), timeline, messageCount: messages.data.length };
+  }, [id]);
+  return (
+    <>
+      <p><Link to="/subscribers">← Subscribers</Link></p>
+      <Show loaded={loaded}>
+        {({ s, listNames, timeline, messageCount }) => (
+          <>
+            <h1>{s.name ? `${s.name} ` : ''}<span className="muted">{s.email}</span> <Badge value={s.status} /></h1>
+            <div className="grid2">
+              <section className="card" aria-labelledby="sub-facts-h">
+                <h2 id="sub-facts-h">Details</h2>
+                <dl className="facts">
+                  <dt>Email</dt><dd>{s.email}</dd>
+                  <dt>Name</dt><dd>{s.name ?? '—'}</dd>
+                  <dt>Status</dt><dd>{s.status}</dd>
+                  <dt>Id</dt><dd><code>{s.id}</code></dd>
+                  <dt>Since</dt><dd><When at={s.createdAt} /></dd>
+                </dl>
+                <h3>Lists</h3>
+                {s.lists.length === 0 ? <p className="muted">In no list.</p> : (
+                  <ul data-testid="subscriber-lists">{s.lists.map((l) => <li key={l}><Link to={`/lists/${l}`}>{listNames.get(l) ?? l}</Link></li>)}</ul>
+                )}
+              </section>
+              <section className="card" aria-labelledby="sub-attrs-h">
+                <h2 id="sub-attrs-h">Attributes</h2>
+                {Object.keys(s.attributes).length === 0 ? <p className="muted">No attributes.</p> : (
+                  <dl className="facts" data-testid="subscriber-attributes">
+                    {Object.entries(s.attributes).map(([k, v]) => [<dt key={`k-${k}`}><code>{k}</code></dt>, <dd key={`v-${k}`} className="wrap">{typeof v === 'string' ? v : JSON.stringify(v)}</dd>])}
+                  </dl>
+                )}
+                <p className="muted">In templates: <code>{'{{ subscriber.attributes.<key> }}'}</code></p>
+              </section>
+            </div>
+            <section aria-labelledby="sub-timeline-h">
+              <h2 id="sub-timeline-h">Timeline <span className="muted">({plural(messageCount, 'message')})</span></h2>
+              {timeline.length === 0 ? <Empty>No messages to this address yet.</Empty> : (
+                <ol className="timeline" data-testid="subscriber-timeline">
+                  {timeline.map((t) => <li key={t.key}><When at={t.at} /> · {t.text} · <Link to={`/messages/${t.messageId}`}>{t.subject || '(no subject)'}</Link></li>)}
+                </ol>
+              )}
+            </section>
+          </>
+        )}
+      </Show>
     </>
   );
 }

@@ -128,10 +128,42 @@ function AutomationForm({ automation, templates, lists }: { automation: Automati
   );
 }
 
+/**
+ * A position as people say it: `steps[2].then[0]` → "Step 3 › if yes › step 1", `steps` → "the
+ * workflow". The API names fields by path; the editor speaks in steps and branches.
+ */
+export function placeName(at: string): string {
+  if (at === 'steps') return 'the workflow';
+  const parts = at.replace(/^steps/, '').match(/\.(then|else)|\[\d+\]|\.[A-Za-z_.]+/g) ?? [];
+  const words: string[] = [];
+  let first = true;
+  for (const p of parts) {
+    if (p === '.then') words.push('if yes');
+    else if (p === '.else') words.push('if no');
+    else if (p.startsWith('[')) { words.push(`${first ? 'Step' : 'step'} ${Number(p.slice(1, -1)) + 1}`); first = false; }
+    else words.push(p.slice(1).replaceAll('.', ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase());
+  }
+  return words.join(' › ');
+}
+
+/** Where a new step goes: "Add a step to the workflow", "… to Step 3 › if yes". */
+function branchName(at: string): string {
+  return at === 'steps' ? 'the workflow' : placeName(at);
+}
+
 function FieldErrors({ errors }: { errors: FieldError[] }) {
   if (errors.length === 0) return null;
-  return <ul className="field-errors">{errors.map((e, i) => <li key={i}><code>{e.field}</code>: {e.message}</li>)}</ul>;
+  return <ul className="field-errors">{errors.map((e, i) => <li key={i}><strong>{/^steps/.test(e.field) ? placeName(e.field) : e.field}</strong>: {e.message}</li>)}</ul>;
 }
+
+/** What each kind of step does, in words. */
+const STEP_LABELS: Record<(typeof STEP_TYPES)[number], string> = {
+  send: 'Send an email',
+  wait: 'Wait',
+  condition: 'Check a condition (if / else)',
+  update_subscriber: 'Update the subscriber',
+  exit: 'End the run',
+};
 
 interface Ctx { templates: Named[]; lists: Named[]; errors: FieldError[] }
 
@@ -155,9 +187,9 @@ function StepsEditor({ steps, onChange, at, ctx }: { steps: Step[]; onChange: (s
               onChange={(n) => onChange(steps.map((x, j) => (j === i ? n : x)))}
               actions={
                 <div className="actions">
-                  <button type="button" className="link" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${at}[${i}] up`}>Up</button>
-                  <button type="button" className="link" disabled={i === steps.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${at}[${i}] down`}>Down</button>
-                  <button type="button" className="link" onClick={() => onChange(steps.filter((_, j) => j !== i))} aria-label={`Remove ${at}[${i}]`}>Remove</button>
+                  <button type="button" className="link" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${placeName(`${at}[${i}]`)} up`}>Up</button>
+                  <button type="button" className="link" disabled={i === steps.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${placeName(`${at}[${i}]`)} down`}>Down</button>
+                  <button type="button" className="link" onClick={() => onChange(steps.filter((_, j) => j !== i))} aria-label={`Remove ${placeName(`${at}[${i}]`)}`}>Remove</button>
                 </div>
               }
             />
@@ -166,12 +198,12 @@ function StepsEditor({ steps, onChange, at, ctx }: { steps: Step[]; onChange: (s
       </ol>
       <div className="inline">
         <div>
-          <label htmlFor={`${at}-add`}>New step in {at}</label>
+          <label htmlFor={`${at}-add`}>Kind of step to add to {branchName(at)}</label>
           <select id={`${at}-add`} value={adding} onChange={(e) => setAdding(e.target.value as (typeof STEP_TYPES)[number])}>
-            {STEP_TYPES.map((t) => <option key={t} value={t}>{t.replace('_', ' ')}</option>)}
+            {STEP_TYPES.map((t) => <option key={t} value={t}>{STEP_LABELS[t]}</option>)}
           </select>
         </div>
-        <button type="button" onClick={() => onChange([...steps, NEW_STEP[adding]()])}>Add step to {at}</button>
+        <button type="button" onClick={() => onChange([...steps, NEW_STEP[adding]()])}>Add a step to {branchName(at)}</button>
       </div>
     </div>
   );
@@ -275,10 +307,10 @@ function StepEditor({ step, at, ctx, onChange, actions }: { step: Step; at: stri
   }
   return (
     <fieldset className="step card" data-testid={`step-${at}`}>
-      <legend><code>{at}</code> {step.type.replace('_', ' ')}</legend>
+      <legend>{placeName(at)}: {STEP_LABELS[step.type as (typeof STEP_TYPES)[number]] ?? step.type}</legend>
       <label htmlFor={`${id}-type`}>Step type</label>
       <select id={`${id}-type`} value={step.type} onChange={(e) => onChange(NEW_STEP[e.target.value as (typeof STEP_TYPES)[number]]())}>
-        {STEP_TYPES.map((t) => <option key={t} value={t}>{t.replace('_', ' ')}</option>)}
+        {STEP_TYPES.map((t) => <option key={t} value={t}>{STEP_LABELS[t]}</option>)}
       </select>
       {body}
       {mine.length > 0 && <div className="error" data-testid="step-errors"><FieldErrors errors={mine} /></div>}

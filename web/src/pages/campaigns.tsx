@@ -1,7 +1,10 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { get, post, type Page, type Answer, type Item } from '../api';
+import { get, patch, post, qs, type Page, type Answer, type Item } from '../api';
+import { CodeEditor } from '../components/code-editor';
+import { MergeWarnings, PreviewWidths, type MergeWarning } from '../components/merge-warnings';
 import { LineChart } from '../components/chart';
+import { pct, plural } from '../components/format';
 import { PagedTable, StatusFilter, usePagedList } from '../components/paged-table';
 import { Badge, Empty, ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
@@ -164,7 +167,6 @@ function TestSend({ id }: { id: string }) {
   );
 }
 
-const pct = (r: number) => `${(r * 100).toFixed(1)} %`;
 const live = (status: string) => status === 'sending' || status === 'scheduled';
 
 export function CampaignPage() {
@@ -179,8 +181,12 @@ export function CampaignPage() {
     const timer = setTimeout(reload, 1000);
     return () => clearTimeout(timer);
   }, [status, campaign.data, reload]);
+  const [confirming, setConfirming] = useState(false);
+  const [editing, setEditing] = useState(false);
+  const [previewTick, setPreviewTick] = useState(0);
   const act = (verb: 'send' | 'pause' | 'resume' | 'cancel') => async () => {
     if (verb === 'cancel' && !confirm('Cancel this campaign? Unsent messages are removed.')) return;
+    setConfirming(false);
     if (await action.run(() => post(`/campaigns/${id}/${verb}`))) reload();
   };
   return (
@@ -193,13 +199,17 @@ export function CampaignPage() {
               <h1>{c.name} <Badge value={c.status} /></h1>
               <p className="muted">From {c.from.name ? `${c.from.name} <${c.from.email}>` : c.from.email} · subject “{c.subject}”{c.tags.length > 0 && ` · tags ${c.tags.join(', ')}`}{c.throttle && ` · ${c.throttle}/min`}</p>
               <div className="actions">
-                {c.status === 'draft' && <button type="button" onClick={act('send')} disabled={action.busy}>{c.scheduledAt && new Date(c.scheduledAt) > new Date() ? 'Schedule' : 'Send now'}</button>}
+                {c.status === 'draft' && <button type="button" onClick={() => setConfirming(true)} disabled={action.busy || confirming}>{c.scheduledAt && new Date(c.scheduledAt) > new Date() ? 'Schedule' : 'Send now'}</button>}
+                {c.status === 'draft' && <button type="button" onClick={() => setEditing((e) => !e)} aria-expanded={editing}>{editing ? 'Close editor' : 'Edit'}</button>}
                 {c.status === 'sending' && <button type="button" onClick={act('pause')} disabled={action.busy}>Pause</button>}
                 {c.status === 'paused' && <button type="button" onClick={act('resume')} disabled={action.busy}>Resume</button>}
                 {['draft', 'scheduled', 'sending', 'paused'].includes(c.status) && <button type="button" className="danger" onClick={act('cancel')} disabled={action.busy}>Cancel campaign</button>}
               </div>
               {action.error && <ErrorState error={action.error} />}
               {c.scheduledAt && (c.status === 'draft' || c.status === 'scheduled') && <p className="muted">Starts <When at={c.scheduledAt} /></p>}
+              {c.status === 'draft' && confirming && <SendConfirmation id={c.id} scheduled={!!c.scheduledAt && new Date(c.scheduledAt) > new Date()} onConfirm={act('send')} onCancel={() => setConfirming(false)} busy={action.busy} />}
+              {c.status === 'draft' && editing && <CampaignEditForm c={c} onSaved={() => { reload(); setPreviewTick((t) => t + 1); }} />}
+              {c.status === 'draft' && <CampaignPreview id={c.id} tick={previewTick} />}
               {c.status === 'draft' && <TestSend id={c.id} />}
               {c.pauseReason && <p className="error" role="status">Paused: {c.pauseReason.replaceAll('_', ' ')}.</p>}
               {c.status !== 'draft' && <CampaignProgress p={c.progress} status={c.status} />}
@@ -212,13 +222,107 @@ export function CampaignPage() {
   );
 }
 
+interface Preview { subscriber: { id: string; email: string; name: string | null }; subject: string; html: string | null; text: string | null; audience: { recipients: number; subscribers: number }; warnings: MergeWarning[] }
+
+/** "Send to 1,204 recipients?": the count a send now reaches, asked for before anything goes out. */
+function SendConfirmation({ id, scheduled, onConfirm, onCancel, busy }: { id: string; scheduled: boolean; onConfirm: () => void; onCancel: () => void; busy: boolean }) {
+  const size = useLoad(() => get<Preview>(`/campaigns/${id}/preview`), [id]);
+  return (
+    <div className="confirm" role="alertdialog" aria-labelledby="confirm-h" data-testid="send-confirmation">
+      <Show loaded={size}>
+        {(p) => (
+          <>
+            <p id="confirm-h"><strong>{scheduled ? 'Schedule' : 'Send'} this campaign to {plural(p.audience.recipients, 'recipient')}?</strong> This cannot be undone once messages go out.</p>
+            <button type="button" onClick={onConfirm} disabled={busy || p.audience.recipients === 0}>{scheduled ? 'Schedule' : 'Send'} to {plural(p.audience.recipients, 'recipient')}</button>
+            <button type="button" className="danger" onClick={onCancel}>Not now</button>
+          </>
+        )}
+      </Show>
+    </div>
+  );
+}
+
+/** The draft as one subscriber will get it (GET /campaigns/{id}/preview), at desktop or phone width, with the audience size. */
+function CampaignPreview({ id, tick }: { id: string; tick: number }) {
+  const [who, setWho] = useState('');
+  const [asked, setAsked] = useState('');
+  const [width, setWidth] = useState<'desktop' | 'mobile'>('desktop');
+  const preview = useLoad(() => get<Preview>(`/campaigns/${id}/preview${qs({ subscriberId: asked || undefined })}`), [id, asked, tick]);
+  return (
+    <section className="card" aria-labelledby="cmp-preview-h">
+      <h2 id="cmp-preview-h">Preview</h2>
+      {preview.data && (
+        <p className="audience-size" data-testid="audience-size">
+          Sending now reaches <strong>{plural(preview.data.audience.recipients, 'recipient')}</strong>
+          {preview.data.audience.subscribers !== preview.data.audience.recipients && <span className="muted"> (of {plural(preview.data.audience.subscribers, 'subscriber')} in the audience; the others are unsubscribed, bounced or suppressed)</span>}.
+        </p>
+      )}
+      <form className="inline" onSubmit={(e) => { e.preventDefault(); setAsked(who.trim()); }} aria-label="Preview as">
+        <div>
+          <label htmlFor="cmp-preview-who">Preview as subscriber (email or id; empty = first of the audience)</label>
+          <input id="cmp-preview-who" type="search" value={who} onChange={(e) => setWho(e.target.value)} />
+        </div>
+        <button type="submit">Show</button>
+      </form>
+      <PreviewWidths width={width} onChange={setWidth} />
+      <Show loaded={preview}>
+        {(p) => (
+          <>
+            <p data-testid="preview-recipient">For {p.subscriber.name ? `${p.subscriber.name} <${p.subscriber.email}>` : p.subscriber.email}</p>
+            <MergeWarnings warnings={p.warnings} title="Check these merge fields" testId="campaign-warnings" />
+            <p><strong>Subject:</strong> <span data-testid="campaign-preview-subject">{p.subject}</span></p>
+            {p.html !== null && <iframe title="Campaign preview" sandbox="" srcDoc={p.html} className={`mail-frame ${width}`} />}
+            {p.html === null && p.text !== null && <pre className="wrap">{p.text}</pre>}
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+/** Edits a draft's name, subject and content in place (PATCH); the answer's merge warnings show here. */
+function CampaignEditForm({ c, onSaved }: { c: Campaign; onSaved: () => void }) {
+  const [form, setForm] = useState({ name: c.name, subject: c.subject ?? '', html: c.html ?? '', text: c.text ?? '' });
+  const [warnings, setWarnings] = useState<MergeWarning[]>([]);
+  const [savedAt, setSavedAt] = useState<string | null>(null);
+  const save = useAction();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const r = await save.run(() => patch<{ updatedAt: string; warnings: MergeWarning[] }>(`/campaigns/${c.id}`, {
+      name: form.name, subject: form.subject || undefined, html: form.html || null, text: form.text || null,
+    }));
+    if (r) { setWarnings(r.warnings); setSavedAt(r.updatedAt); onSaved(); }
+  };
+  return (
+    <form className="card" onSubmit={submit} aria-label="Edit campaign">
+      <h2>Edit draft</h2>
+      <label htmlFor="ce-name">Campaign name</label>
+      <input id="ce-name" required value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
+      <label htmlFor="ce-subject">Subject line</label>
+      <input id="ce-subject" value={form.subject} onChange={(e) => setForm({ ...form, subject: e.target.value })} />
+      {c.templateId === null && (
+        <>
+          <span className="label" aria-hidden="true">HTML body</span>
+          <CodeEditor label="HTML body" value={form.html} onChange={(html) => setForm((f) => ({ ...f, html }))} />
+          <label htmlFor="ce-text">Text body</label>
+          <textarea id="ce-text" rows={4} value={form.text} onChange={(e) => setForm({ ...form, text: e.target.value })} />
+        </>
+      )}
+      <button type="submit" disabled={save.busy}>Save draft</button>
+      {savedAt && <p role="status" className="muted">Draft saved <When at={savedAt} /></p>}
+      <MergeWarnings warnings={warnings} title="Check these merge fields" testId="edit-warnings" />
+      {save.error && <ErrorState error={save.error} />}
+    </form>
+  );
+}
+
 function CampaignProgress({ p, status }: { p: Progress; status: string }) {
   // Floor, so 99.8 % does not read as done.
   const value = Math.floor(p.percent);
   return (
     <section className="card" aria-labelledby="progress-h">
       <h2 id="progress-h">Progress</h2>
-      <label htmlFor="cmp-progress">{p.recipients - p.remaining} of {p.recipients} recipients done</label>
+      <label htmlFor="cmp-progress">{(p.recipients - p.remaining).toLocaleString('en')} of {plural(p.recipients, 'recipient')} done</label>
       <progress id="cmp-progress" max={100} value={value} data-testid="campaign-progress">{value}%</progress>
       <p aria-live="polite" data-testid="campaign-percent">
         {value} %{status === 'sending' && p.etaSeconds !== null && ` · about ${p.etaSeconds} s left`}
@@ -239,7 +343,7 @@ function CampaignReport({ c }: { c: Campaign }) {
     <section aria-labelledby="report-h">
       <h2 id="report-h">Report</h2>
       <div className="stats" data-testid="campaign-report">
-        {stats.map(([label, n, rate]) => <div className="stat" key={label}><strong>{n}</strong>{label}{rate && <span className="muted"> · {rate}</span>}</div>)}
+        {stats.map(([label, n, rate]) => <div className="stat" key={label}><strong>{n}</strong>{label}{rate && <span className="muted rate">{rate}</span>}</div>)}
       </div>
       <p className="muted">
         Opens {k.opens} ({k.machineOpens} by privacy proxies) · clicks {k.clicks} · click-to-open {pct(c.rates.clickToOpen)} · deferred {k.deferred} · cancelled {k.cancelled} ·

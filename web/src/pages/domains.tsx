@@ -42,8 +42,17 @@ export function DomainsPage() {
   );
 }
 
+/**
+ * What a record's badge says. On a verified domain a failed lookup (temp_error) or a record never
+ * checked (marked verified in development) is not an error to act on: it reads "not rechecked".
+ */
+function recordState(d: Domain, r: Domain['records'][number]): string {
+  if (d.status === 'verified' && (r.status === 'temp_error' || r.status === 'pending')) return 'not_rechecked';
+  return r.status;
+}
+
 /** The deliverability page: every record with its status and a copy button, Verify, Check tracking CNAME. */
-export function DomainPage() {
+export function DomainPage({ development }: { development: boolean }) {
   const { id } = useParams();
   const domain = useLoad(() => get<Domain>(`/domains/${id}`), [id]);
   const [fresh, setFresh] = useState<Domain | null>(null);
@@ -61,9 +70,14 @@ export function DomainPage() {
           <>
             <p><Link to="/settings/domains">← Domains</Link></p>
             <h1>{d.name} <Badge value={d.status} /></h1>
-            <p className="muted">Publish these records at your DNS provider, then press Verify. Last checked: <When at={d.checkedAt} /></p>
+            {d.status === 'verified'
+              ? <p data-testid="domain-state">Verified: mail from {d.name} is accepted and signed. Verify checks the records again. Last checked: <When at={d.checkedAt} /></p>
+              : <p className="muted" data-testid="domain-state">Publish these records at your DNS provider, then press Verify. Last checked: <When at={d.checkedAt} /></p>}
             <div className="actions">
               <button type="button" onClick={() => void verify('verify')} disabled={action.busy}>Verify</button>
+              {development && d.status !== 'verified' && (
+                <button type="button" onClick={() => void verify('mark-verified')} disabled={action.busy} title="Development server (POSTLINE_DELIVERY=capture): no DNS check, mail is captured, never delivered">Mark verified (development)</button>
+              )}
               <button type="button" onClick={() => void verify('tracking/verify')} disabled={action.busy}>Check tracking CNAME</button>
             </div>
             {action.error && <ErrorState error={action.error} />}
@@ -81,13 +95,13 @@ export function DomainPage() {
               {d.records.map((r) => (
                 <li key={r.purpose} className="card">
                   <div className="record-head">
-                    <strong>{r.purpose.replaceAll('_', ' ')}</strong> <span className="muted">{r.type}{r.priority !== undefined ? ` (priority ${r.priority})` : ''}{r.required ? ' · required' : ' · recommended'}</span> <Badge value={r.status} />
+                    <strong>{r.purpose.replaceAll('_', ' ')}</strong> <span className="muted">{r.type}{r.priority !== undefined ? ` (priority ${r.priority})` : ''}{r.required ? ' · required' : ' · recommended'}</span> <Badge value={recordState(d, r)} />
                   </div>
                   <dl>
                     <dt>Name</dt><dd><code className="wrap">{r.name}</code> <CopyButton value={r.name} ariaLabel={`Copy name of the ${r.purpose} record`} /></dd>
                     <dt>Value</dt><dd><code className="wrap">{r.value}</code> <CopyButton value={r.value} ariaLabel={`Copy value of the ${r.purpose} record`} /></dd>
                   </dl>
-                  {r.detail && <p className="muted">{r.detail}</p>}
+                  {r.detail && recordState(d, r) === r.status && <p className="muted">{r.detail}</p>}
                 </li>
               ))}
             </ul>

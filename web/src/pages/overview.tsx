@@ -1,6 +1,7 @@
 import { Link } from 'react-router';
 import { get, type Page, type Answer } from '../api';
 import { LineChart } from '../components/chart';
+import { pct, plural } from '../components/format';
 import { Show, useLoad } from '../components/state';
 import type { SessionInfo } from '../session';
 
@@ -8,7 +9,6 @@ interface Health { domains: { name: string; id: string; status: string; tracking
 
 type Stats = Answer<'getStats'>;
 
-const pct = (r: number) => `${(r * 100).toFixed(1)} %`;
 
 /** The last 30 days from GET /api/v1/stats: totals, a daily chart, the quota bar and the sending health. */
 function AccountStats() {
@@ -26,7 +26,7 @@ function AccountStats() {
             <section aria-labelledby="stats-h">
               <h2 id="stats-h">Last 30 days <span className="muted">({s.from} to {s.to}, UTC)</span></h2>
               <div className="stats" data-testid="overview-stats">
-                {tiles.map(([label, n, rate]) => <div className="stat" key={label}><strong>{n}</strong>{label}{rate && <span className="muted"> · {rate}</span>}</div>)}
+                {tiles.map(([label, n, rate]) => <div className="stat" key={label}><strong>{n}</strong>{label}{rate && <span className="muted rate">{rate}</span>}</div>)}
               </div>
               <LineChart
                 title="Daily activity"
@@ -37,9 +37,9 @@ function AccountStats() {
             </section>
             <section className="card" aria-labelledby="quota-h">
               <h2 id="quota-h">Monthly quota</h2>
-              {s.quota.limit === null ? <p>{s.quota.used} messages this month; no limit.</p> : (
+              {s.quota.limit === null ? <p data-testid="quota-used">{plural(s.quota.used, 'message')} this month; no limit.</p> : (
                 <>
-                  <label htmlFor="quota-bar">{s.quota.used} of {s.quota.limit} messages this month</label>
+                  <label htmlFor="quota-bar" data-testid="quota-used">{s.quota.used.toLocaleString('en')} of {plural(s.quota.limit, 'message')} this month</label>
                   <progress id="quota-bar" className="quota" max={s.quota.limit} value={Math.min(s.quota.used, s.quota.limit)}>{pct(s.quota.used / s.quota.limit)}</progress>
                 </>
               )}

@@ -1,7 +1,7 @@
 import { Link, Route, Routes } from 'react-router';
 import type { SessionInfo } from '../session';
 import AccountPage from './account';
-import { ListPage, ListsPage, SubscribersPage } from './audience';
+import { ListPage, ListsPage, SubscriberPage, SubscribersPage } from './audience';
 import { AutomationEditorPage } from './automation-editor';
 import { AutomationPage, AutomationRunPage, AutomationRunsPage, AutomationsPage } from './automations';
 import { CampaignPage, CampaignRecipientsPage, CampaignsPage, NewCampaignPage } from './campaigns';
@@ -28,6 +28,7 @@ export default function Pages({ session, onSessionChange }: { session: SessionIn
       <Route path="lists" element={<ListsPage />} />
       <Route path="lists/:id" element={<ListPage />} />
       <Route path="subscribers" element={<SubscribersPage />} />
+      <Route path="subscribers/:id" element={<SubscriberPage />} />
       <Route path="segments" element={<SegmentsPage />} />
       <Route path="segments/:id" element={<SegmentPage />} />
       <Route path="campaigns" element={<CampaignsPage />} />
@@ -46,7 +47,7 @@ export default function Pages({ session, onSessionChange }: { session: SessionIn
       <Route path="captured/:id" element={<CapturedMessagePage />} />
       <Route path="settings/keys" element={<KeysPage />} />
       <Route path="settings/domains" element={<DomainsPage />} />
-      <Route path="settings/domains/:id" element={<DomainPage />} />
+      <Route path="settings/domains/:id" element={<DomainPage development={session.delivery === 'capture'} />} />
       <Route path="settings/account" element={<AccountPage session={session} onSessionChange={onSessionChange} />} />
       <Route path="*" element={<><h1>Page not found</h1><p>There is no page at this address. <Link to="/">Go to the overview</Link>.</p></>} />
     </Routes>

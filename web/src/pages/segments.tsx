@@ -1,4 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import { OPS } from '../components/rule-editor';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ApiError, del, get, patch, post, type Problem, type Item } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
@@ -9,7 +10,6 @@ interface Condition { field: string; op: string; value?: unknown }
 type Segment = Omit<Item<'listSegments'>, 'conditions'> & { conditions: Condition[] };
 
 const FIELDS = ['email', 'name', 'status', 'createdAt', 'list', 'opened', 'clicked', 'received', 'attributes.'];
-const OPS = ['eq', 'neq', 'contains', 'starts_with', 'gt', 'gte', 'lt', 'lte', 'in', 'exists', 'not_exists', 'within', 'not_within'];
 const NO_VALUE = new Set(['exists', 'not_exists']);
 const NUMERIC = new Set(['within', 'not_within']);
 
@@ -111,8 +111,8 @@ function SegmentBuilder({ segment }: { segment: Segment | null }) {
             <li key={i}>
               <label className="sr" htmlFor={`f-${i}`}>Field {i + 1}</label>
               <input id={`f-${i}`} list="seg-fields" value={r.field} onChange={(e) => update(i, 'field', e.target.value)} />
-              <label className="sr" htmlFor={`o-${i}`}>Operator {i + 1}</label>
-              <select id={`o-${i}`} value={r.op} onChange={(e) => update(i, 'op', e.target.value)}>{OPS.map((o) => <option key={o}>{o}</option>)}</select>
+              <label className="sr" htmlFor={`o-${i}`}>Comparison {i + 1}</label>
+              <select id={`o-${i}`} value={r.op} onChange={(e) => update(i, 'op', e.target.value)}>{OPS.map(([o, words]) => <option key={o} value={o}>{words}</option>)}</select>
               {!NO_VALUE.has(r.op) && (<><label className="sr" htmlFor={`v-${i}`}>Value {i + 1}</label><input id={`v-${i}`} value={r.value} onChange={(e) => update(i, 'value', e.target.value)} /></>)}
               <button type="button" className="link" aria-label={`Remove condition ${i + 1}`} onClick={() => setRows(rows.filter((_, j) => j !== i))}>Remove</button>
             </li>
@@ -121,7 +121,7 @@ function SegmentBuilder({ segment }: { segment: Segment | null }) {
         <datalist id="seg-fields">{FIELDS.map((f) => <option key={f} value={f} />)}</datalist>
         <button type="button" onClick={() => setRows([...rows, { field: 'email', op: 'contains', value: '' }])}>Add condition</button>
         <p aria-live="polite" className="count" data-testid="segment-count">
-          {count !== null ? <><strong>{count}</strong> subscribers match now</> : countError ? null : drafting ? 'Complete each condition to see how many subscribers match.' : 'Counting…'}
+          {count !== null ? <><strong>{count}</strong> {count === 1 ? 'subscriber matches' : 'subscribers match'} now</> : countError ? null : drafting ? 'Complete each condition to see how many subscribers match.' : 'Counting…'}
         </p>
         {countError && <ErrorState error={countError} />}
         <div className="actions">

@@ -2,9 +2,12 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { ApiError, del, get, patch, post, qs, type Problem, type Answer } from '../api';
 import { PagedTable, usePagedList } from '../components/paged-table';
+import { CodeEditor } from '../components/code-editor';
+import { MergeWarnings, PreviewWidths, type MergeWarning } from '../components/merge-warnings';
 import { ErrorState, Show, When, useAction, useLoad } from '../components/state';
 
 type Template = Answer<'getTemplate'>;
+type Rendered = Answer<'renderTemplate'>;
 
 export function TemplatesPage() {
   const [, setParams] = useSearchParams();
@@ -75,7 +78,10 @@ function TemplateEditor({ template }: { template: Template }) {
   const [draft, setDraft] = useState({ name: template.name, folder: template.folder ?? '', subject: template.subject ?? '', html: template.html ?? '', text: template.text ?? '' });
   const [variables, setVariables] = useState('{\n  "name": "Ada"\n}');
   const [saved, setSaved] = useState<string | null>(null);
-  const [preview, setPreview] = useState<{ subject: string | null; html: string | null; text: string | null } | null>(null);
+  const [preview, setPreview] = useState<Rendered | null>(null);
+  const [saveWarnings, setSaveWarnings] = useState<MergeWarning[]>(template.warnings ?? []);
+  const [subscriber, setSubscriber] = useState('');
+  const [width, setWidth] = useState<'desktop' | 'mobile'>('desktop');
   const [previewError, setPreviewError] = useState<Problem | null>(null);
   const save = useAction();
   const navigate = useNavigate();
@@ -86,7 +92,7 @@ function TemplateEditor({ template }: { template: Template }) {
   // since is dropped, so a slow render never overwrites a newer one.
   const [renderTick, setRenderTick] = useState(0);
   const draftParts = { subject: draft.subject || null, html: draft.html || null, text: draft.text || null };
-  const renderKey = JSON.stringify([draftParts, variables]);
+  const renderKey = JSON.stringify([draftParts, variables, subscriber]);
   useEffect(() => {
     let vars: unknown;
     try {
@@ -102,7 +108,7 @@ function TemplateEditor({ template }: { template: Template }) {
     let current = true;
     const timer = setTimeout(async () => {
       try {
-        const rendered = await post<{ subject: string | null; html: string | null; text: string | null }>(`/templates/${template.id}/render`, { variables: vars, draft: draftParts });
+        const rendered = await post<Rendered>(`/templates/${template.id}/render`, { variables: vars, draft: draftParts, ...(subscriber.includes('@') || subscriber.startsWith('sub_') ? { subscriberId: subscriber.trim() } : {}) });
         if (current) { setPreview(rendered); setPreviewError(null); }
       } catch (e) {
         if (current) setPreviewError(e instanceof ApiError ? e.problem : { title: 'Preview failed', status: 0, detail: String(e) });
@@ -118,6 +124,7 @@ function TemplateEditor({ template }: { template: Template }) {
     }));
     if (r) {
       setSaved(r.updatedAt);
+      setSaveWarnings(r.warnings ?? []);
       setRenderTick((t) => t + 1);
     }
   };
@@ -133,8 +140,8 @@ function TemplateEditor({ template }: { template: Template }) {
           <input id="t-folder" value={draft.folder} onChange={set('folder')} />
           <label htmlFor="t-subject">Subject</label>
           <input id="t-subject" value={draft.subject} onChange={set('subject')} />
-          <label htmlFor="t-html">HTML</label>
-          <textarea id="t-html" rows={12} value={draft.html} onChange={set('html')} spellCheck={false} />
+          <span className="label" aria-hidden="true">HTML</span>
+          <CodeEditor label="HTML" value={draft.html} onChange={(html) => setDraft((d) => ({ ...d, html }))} />
           <label htmlFor="t-text">Text</label>
           <textarea id="t-text" rows={5} value={draft.text} onChange={set('text')} spellCheck={false} />
           <label htmlFor="t-vars">Sample variables (JSON)</label>
@@ -144,10 +151,14 @@ function TemplateEditor({ template }: { template: Template }) {
             <button type="button" className="danger" onClick={() => confirm('Delete this template?') && void save.run(() => del(`/templates/${template.id}`)).then(() => navigate('/templates'))}>Delete</button>
           </div>
           {saved && <p role="status" className="muted">Saved <When at={saved} /></p>}
+          <MergeWarnings warnings={saveWarnings} title="Check these merge fields" testId="save-warnings" />
           {save.error && <ErrorState error={save.error} />}
         </form>
         <section aria-labelledby="preview-h" className="card preview">
           <h2 id="preview-h">Preview</h2>
+          <label htmlFor="t-subscriber">Preview as subscriber (email or id, optional)</label>
+          <input id="t-subscriber" type="search" value={subscriber} onChange={(e) => setSubscriber(e.target.value)} placeholder="ada@example.com" />
+          <PreviewWidths width={width} onChange={setWidth} />
           {previewError && (
             <div className="error" role="alert">
               <strong>{previewError.title}</strong>
@@ -158,7 +169,8 @@ function TemplateEditor({ template }: { template: Template }) {
           {preview && (
             <>
               <p><strong>Subject:</strong> <span data-testid="preview-subject">{preview.subject}</span></p>
-              {preview.html !== null && <iframe title="HTML preview" sandbox="" srcDoc={preview.html} className="mail-frame" />}
+              <MergeWarnings warnings={preview.warnings} title="Rendered empty or unknown" testId="preview-warnings" />
+              {preview.html !== null && <iframe title="HTML preview" sandbox="" srcDoc={preview.html} className={`mail-frame ${width}`} />}
               {preview.text !== null && <pre className="wrap">{preview.text}</pre>}
             </>
           )}

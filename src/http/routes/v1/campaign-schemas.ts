@@ -1,3 +1,4 @@
+import { MergeWarnings } from './merge-warnings.js';
 import { Type } from 'typebox';
 import { CAMPAIGN_LIMITS } from '../../../domain/campaigns/definition.js';
 import { SEND_LIMITS } from '../../../domain/sending/send-input.js';
@@ -112,6 +113,8 @@ const definitionProps = {
 };
 
 export const CampaignDefinitionSchema = Type.Object({ ...definitionProps, sandbox: SandboxFlag });
+/** A create or PATCH answer: the definition and its merge-field warnings. */
+export const SavedCampaignSchema = Type.Object({ ...definitionProps, warnings: MergeWarnings, sandbox: SandboxFlag });
 
 export const definitionExample = {
   id: 'cmp_019a6f0c3b2e7d1a9c4b5e6f7a8b9c20',

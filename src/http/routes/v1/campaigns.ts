@@ -9,6 +9,8 @@ import {
 } from '../../../domain/campaigns/lifecycle.js';
 import { listRecipients, loadCampaignReport } from '../../../domain/campaigns/report.js';
 import { sendCampaignTest, TEST_SEND_MAX, wakeAfterTestSend } from '../../../domain/campaigns/test-send.js';
+import { previewCampaign } from '../../../domain/campaigns/preview.js';
+import { MergeWarnings } from './merge-warnings.js';
 import { TrackingLinks } from '../../../domain/tracking/links.js';
 import { finishPage, ListQuery, listResponse, pageOf } from '../../pagination.js';
 import { problemBody } from '../../problem.js';
@@ -16,7 +18,7 @@ import { AppError } from '../../../errors.js';
 import { accountWrite, withSandbox } from '../../account-write.js';
 import { IdParam, invalidResponse, notFoundResponse, SandboxFlag } from './common-schemas.js';
 import {
-  atRiskResponse, CampaignDefinitionSchema, CampaignReportSchema, CampaignStatusSchema, CreateCampaignBody, definitionExample,
+  atRiskResponse, CampaignDefinitionSchema, CampaignReportSchema, SavedCampaignSchema, CampaignStatusSchema, CreateCampaignBody, definitionExample,
   invalidStateResponse, PatchCampaignBody, RecipientSchema, recipientExample, reportExample, StateChangeSchema,
 } from './campaign-schemas.js';
 
@@ -74,10 +76,11 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       description:
         'Validated like POST /api/v1/emails (verified sender domain, no CR/LF, template exists and parses) plus the audience ' +
         '(lists and segment of this account). Merge fields: `{{ subscriber.email }}`, `{{ subscriber.name }}`, ' +
-        '`{{ subscriber.attributes.<key> | fallback }}`, the campaign `variables`, `{{ unsubscribe_url }}`.',
+        '`{{ subscriber.attributes.<key> | fallback }}`, the campaign `variables`, `{{ unsubscribe_url }}`. The answer\'s `warnings` name unknown ' +
+        'subscriber fields, attributes no subscriber of the audience has, and names that are not in `variables`.',
       tags,
       body: CreateCampaignBody,
-      response: { 201: { ...CampaignDefinitionSchema, examples: [definitionExample] }, 422: Invalid },
+      response: { 201: { ...SavedCampaignSchema, examples: [{ ...definitionExample, warnings: [] }] }, 422: Invalid },
     },
   }, async (request, reply) => {
     const r = await accountWrite(app, request, (db) => createCampaign(db, request.auth.accountId, request.body, clock.now()));
@@ -105,7 +108,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       tags,
       params: IdParam,
       body: PatchCampaignBody,
-      response: { 200: { ...CampaignDefinitionSchema, examples: [definitionExample] }, 404: NotFound, 409: invalidStateResponse, 422: Invalid },
+      response: { 200: { ...SavedCampaignSchema, examples: [{ ...definitionExample, warnings: [] }] }, 404: NotFound, 409: invalidStateResponse, 422: Invalid },
     },
   }, async (request) => {
     const r = await accountWrite(app, request, (db) =>
@@ -223,7 +226,7 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       try {
         const r = await sendCampaignTest(ctx, c, [address]);
         sample = r.sample;
-        data.push(...r.results);
+        data.push(...r.results.map((x) => ({ ...x })));
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         data.push({ to: address, error: problemBody(err.code, err.message, err.errors, err.extra) });
@@ -234,6 +237,39 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
     }
     return { sample, data, ...(request.auth.mode === 'test' ? { sandbox: true } : {}) };
   });
+
+  app.get('/api/v1/campaigns/:id/preview', {
+    schema: {
+      operationId: 'previewCampaign',
+      summary: 'Preview a campaign for one subscriber, with its audience size',
+      description:
+        'The message as `subscriberId` (an id or address; default: the first active member of the audience) would get it, rendered as delivery renders it, ' +
+        'the number of people a send now would reach, and the merge-field warnings. Nothing is stored or sent. Any state.',
+      tags,
+      params: IdParam,
+      querystring: Type.Object({ subscriberId: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'Render for this subscriber (id or address)' })) }),
+      response: {
+        200: Type.Object({
+          subscriber: Type.Object({ id: Type.String(), email: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }),
+          subject: Type.String(),
+          html: Type.Union([Type.String(), Type.Null()]),
+          text: Type.Union([Type.String(), Type.Null()]),
+          audience: Type.Object({
+            recipients: Type.Integer({ description: 'Active, not suppressed, counted once: who a send now reaches' }),
+            subscribers: Type.Integer({ description: 'Every confirmed member of the audience, whatever their status' }),
+          }),
+          warnings: MergeWarnings,
+        }, {
+          examples: [{
+            subscriber: { id: 'sub_019a6f0c3b2e7d1a9c4b5e6f7a8b9c10', email: 'ada@example.com', name: 'Ada' }, subject: 'What is new in November, Ada',
+            html: '<p>Hi Ada, you are on the pro plan.</p>', text: null, audience: { recipients: 1204, subscribers: 1250 }, warnings: [],
+          }],
+        }),
+        404: NotFound,
+        422: Invalid,
+      },
+    },
+  }, async (request) => previewCampaign(pool, config, request.auth.accountId, request.params.id, request.query.subscriberId, clock.now()));
 
   app.get('/api/v1/campaigns/:id/recipients', {
     schema: {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requireAccount } from '../../../domain/accounts.js';
-import { poolFor, STREAMS } from '../../../delivery/sources/identity.js';
+import { poolFor, STREAMS } from '../../../sending-identity.js';
 import { sourcesStatus } from '../../../delivery/sources/status.js';
 
 const DnsCheck = Type.Object({

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
+  markVerifiedForDevelopment,
   createDomain, dnsTargetsOf, getDomain, listDomainPage, removeDomain, verifyDomain, verifyTrackingDomain,
 } from '../../../domain/domains/domains.js';
 import { createMailDns } from '../../../mail/dns.js';
@@ -158,6 +159,20 @@ export async function domainRoutes(fastify: FastifyInstance): Promise<void> {
       },
     },
   }, async (request) => verifyTrackingDomain(pool, request.auth.accountId, request.params.id, checkContext()));
+
+  app.post('/api/v1/domains/:id/mark-verified', {
+    schema: {
+      operationId: 'markDomainVerified',
+      summary: 'Mark a domain verified without DNS (development servers only)',
+      description: 'Only when the server captures mail instead of delivering it (POSTLINE_DELIVERY=capture): the domain becomes `verified` without a DNS check, so sends from it can be tried locally. Anywhere else 403 `forbidden`.',
+      tags: ['domains'],
+      params: IdParams,
+      response: { 200: { ...DomainSchema, examples: [VERIFIED_EXAMPLE] }, 403: problemResponse('Not a development server (POSTLINE_DELIVERY is not capture)', 'forbidden', 'Marking a domain verified without DNS is for development servers (POSTLINE_DELIVERY=capture); publish the records and press Verify'), 404: NotFound },
+    },
+  }, async (request) => {
+    await markVerifiedForDevelopment(pool, request.auth.accountId, request.params.id, config.delivery, clock.now());
+    return getDomain(pool, request.auth.accountId, request.params.id, targets);
+  });
 
   app.delete('/api/v1/domains/:id', {
     schema: {

@@ -1,4 +1,5 @@
 import { finishPage, keyset, pageOf } from '../../../db/pagination.js';
+import { MergeWarnings } from './merge-warnings.js';
 import { ListQuery } from '../../pagination.js';
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
@@ -43,6 +44,7 @@ const SendBody = Type.Object(
       ),
     ),
     scheduledAt: Type.Optional(Type.String({ format: 'date-time', description: 'Deliver at this time (up to 30 days ahead)' })),
+    strict: Type.Optional(Type.Boolean({ description: 'Refuse with 422 template_error, instead of answering a warning, when a placeholder has no value and no fallback' })),
   },
   {
     additionalProperties: false,
@@ -51,13 +53,13 @@ const SendBody = Type.Object(
 );
 
 const Accepted = Type.Object({
-  id: Type.String(),
+  id: Type.String({ description: 'msg_…; with a test key a simulated sbx_… id' }),
   status: Type.Union([Type.Literal('queued'), Type.Literal('scheduled')]),
   to: Type.String(),
   subject: Type.String(),
-  sandbox: Type.Literal(false),
+  warnings: MergeWarnings,
+  sandbox: Type.Boolean({ description: 'true for a test key: nothing was stored or sent' }),
 });
-const Sandbox = Type.Object({ sandbox: Type.Literal(true), id: Type.String(), to: Type.String(), subject: Type.String() });
 
 const EventItem = Type.Object({
   id: Type.String(),
@@ -219,6 +221,7 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
       await inserts.submit({ rows, events });
     },
     suppressedAmong: (accountId, emails) => suppression.suppressedAmong(accountId, emails),
+    idempotency: request.idempotency,
   });
 
   app.post('/api/v1/emails', {
@@ -227,18 +230,25 @@ export async function emailRoutes(app: FastifyInstance): Promise<void> {
       summary: 'Send an email',
       description:
         'Live key: validates, checks the verified sender domain, the suppression list and the quota, stores the message and answers 202 `queued` (or `scheduled`). ' +
-        'Test key: validates and renders only and answers 200 with `sandbox: true`; nothing is stored, sent, counted or recorded.',
+        'Test key: validates and renders only and answers the same 202 with an `sbx_` id and `sandbox: true`; nothing is stored, sent, counted or recorded. ' +
+        '`warnings` names placeholders that rendered empty without a fallback; with `strict: true` they are a 422 `template_error` instead.',
       tags: ['emails'],
       body: SendBody,
       response: {
-        200: { ...Sandbox, description: 'Test key: sandbox result', examples: [{ sandbox: true, id: 'sbx_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', to: 'ada@example.com', subject: 'Welcome, Ada!' }] },
-        202: { ...Accepted, description: 'Live key: accepted and queued', examples: [{ id: 'msg_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', status: 'queued', to: 'ada@example.com', subject: 'Welcome, Ada!', sandbox: false }] },
+        202: {
+          ...Accepted,
+          description: 'Accepted and queued (a test key: validated and rendered only, `sandbox: true`)',
+          examples: [
+            { id: 'msg_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', status: 'queued', to: 'ada@example.com', subject: 'Welcome, Ada!', warnings: [], sandbox: false },
+            { id: 'sbx_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', status: 'queued', to: 'ada@example.com', subject: 'Welcome, !', warnings: [{ field: 'first_name', message: 'has no value and no fallback, so it renders empty; give it a value or write {{ first_name | fallback }}' }], sandbox: true },
+          ],
+        },
       },
     },
   }, async (request, reply) => {
     const result = await sendEmail(contextOf(request), request.body as Static<typeof SendBody>);
     if (!result.sandbox) wakeWorkers();
-    return reply.code(result.sandbox ? 200 : 202).send(result);
+    return reply.code(202).send(result);
   });
 
   app.post('/api/v1/emails/batch', {

@@ -78,8 +78,8 @@ const NotFound = problemResponse('No hook with this id in this account (ids of o
 const Unprocessable = problemResponse(
   'validation_failed: an unknown event name, no events, or a URL that is not http(s), carries credentials, or points at a private address',
   'validation_failed',
-  'url: is refused: 10.0.0.5 is not a public address: private (10.0.0.0/8)',
-  [{ field: 'url', message: 'is refused: 10.0.0.5 is not a public address: private (10.0.0.0/8)' }],
+  'url: is refused: 10.0.0.5 is not a public address: private (10.0.0.0/8) (for development, POSTLINE_WEBHOOK_ALLOW_PRIVATE=true allows private and loopback targets)',
+  [{ field: 'url', message: 'is refused: 10.0.0.5 is not a public address: private (10.0.0.0/8) (for development, POSTLINE_WEBHOOK_ALLOW_PRIVATE=true allows private and loopback targets)' }],
 );
 
 /** Webhook subscriptions, their attempt log, secret rotation and test sends (docs/webhooks.md). */

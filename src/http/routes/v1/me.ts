@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { isSessionAuth } from '../../../domain/users/sessions.js';
 import { requireAccount } from '../../../domain/accounts.js';
-import { poolFor } from '../../../delivery/sources/identity.js';
+import { poolFor } from '../../../sending-identity.js';
 
 const Me = Type.Object({
   account: Type.Object({ id: Type.String(), name: Type.String() }),

@@ -15,12 +15,16 @@ const SessionSchema = Type.Object({
   account: Type.Object({ id: Type.String(), name: Type.String(), monthlyQuota: Type.Union([Type.Integer(), Type.Null()]) }),
   csrfToken: Type.String({ description: 'Send it back as X-CSRF-Token on every POST, PUT, PATCH and DELETE made with the session cookie' }),
   expiresAt: Type.String({ format: 'date-time', description: 'When the session ends unless used (7 days idle, 30 days at most)' }),
+  delivery: Type.Union([Type.Literal('mx'), Type.Literal('relay'), Type.Literal('capture')], {
+    description: 'How this server delivers (POSTLINE_DELIVERY): `capture` is development mode, where the dashboard offers shortcuts such as marking a domain verified',
+  }),
 });
 const SESSION_EXAMPLE = {
   user: USER_EXAMPLE,
   account: { id: 'acc_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0d', name: 'Acme', monthlyQuota: null },
   csrfToken: 'k3Jd9sL2mQ8vR1tX5yZ7aB4cD6eF0gH2',
   expiresAt: '2026-11-30T10:15:30.123Z',
+  delivery: 'mx',
 };
 
 const SignInBody = Type.Union([
@@ -64,6 +68,7 @@ export async function sessionRoutes(fastify: FastifyInstance): Promise<void> {
       account: { id: account.id, name: account.name, monthlyQuota: account.monthlyQuota },
       csrfToken: s.csrfToken,
       expiresAt: s.expiresAt.toISOString(),
+      delivery: app.deps.config.delivery,
     };
   };
 
@@ -106,6 +111,7 @@ export async function sessionRoutes(fastify: FastifyInstance): Promise<void> {
       account: { id: s.accountId, name: s.accountName, monthlyQuota: s.monthlyQuota },
       csrfToken: s.csrfToken,
       expiresAt: s.expiresAt.toISOString(),
+      delivery: app.deps.config.delivery,
     };
   });
 

@@ -3,8 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
-  createTemplate, deleteTemplate, getTemplate, listTemplates, previewTemplate, templateFolders, TEMPLATE_LIMITS, updateTemplate,
+  createTemplate, deleteTemplate, getTemplate, listTemplates, previewTemplate, templateFolders, templateWarnings, TEMPLATE_LIMITS, updateTemplate,
 } from '../../../domain/stored-templates.js';
+import { MergeWarnings } from './merge-warnings.js';
+import { previewSubscriber } from '../../../domain/audience/subscribers.js';
 import { problemResponse } from '../../problem.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
@@ -44,6 +46,9 @@ const SUMMARY_EXAMPLE = {
 const HTML_EXAMPLE = '<p>Hi {{ first_name | there }},</p>\n<ul>[for item in order.items]<li>{{ item.name }} × {{ item.qty | 1 }}</li>[/for]</ul>';
 const TEXT_EXAMPLE = 'Hi {{ first_name | there }},\n[for item in order.items]- {{ item.name }} x {{ item.qty | 1 }}\n[/for]';
 const RECORD_EXAMPLE = { ...SUMMARY_EXAMPLE, html: HTML_EXAMPLE, text: TEXT_EXAMPLE };
+/** A template as a save or a read answers it: with the merge-field warnings of its parts. */
+const SavedTemplate = Type.Object({ ...TemplateRecord.properties, warnings: MergeWarnings });
+const SAVED_EXAMPLE = { ...RECORD_EXAMPLE, warnings: [] };
 
 const parts = {
   folder: NullableInput({ maxLength: TEMPLATE_LIMITS.folder, description: `At most ${TEMPLATE_LIMITS.folder} characters, trimmed; "" or null = no folder` }),
@@ -70,6 +75,7 @@ const ListTemplatesQuery = Type.Object({
 const RenderBody = Type.Object(
   {
     variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Merge data, as in POST /api/v1/emails' })),
+    subscriberId: Type.Optional(Type.String({ maxLength: 320, description: 'Render as this subscriber (id or address) would get it: `subscriber.*` and `email` filled in (docs/templates.md, "Merge fields")' })),
     draft: Type.Optional(Type.Object(
       { subject: Type.Optional(parts.subject), html: Type.Optional(parts.html), text: Type.Optional(parts.text) },
       { additionalProperties: false, description: 'Unsaved parts to render in place of the saved ones (an editor\'s live preview): same limits and syntax checks as a save; nothing is stored' },
@@ -81,6 +87,7 @@ const Rendered = Type.Object({
   subject: Nullable(Type.String()),
   html: Nullable(Type.String()),
   text: Nullable(Type.String()),
+  warnings: MergeWarnings,
 });
 
 const NotFound = problemResponse('No template with this id in this account (ids of other accounts are not found either)', 'not_found', `template ${ID} not found`);
@@ -118,11 +125,11 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
       description: 'Stores a template. Subject, html and text are template-language source (docs/templates.md) and are parsed on save: a syntax error is 422 `template_error` with the field, line and column.',
       tags: ['templates'],
       body: CreateBody,
-      response: { 201: { ...TemplateRecord, description: 'The created template', examples: [RECORD_EXAMPLE] }, 422: Unprocessable },
+      response: { 201: { ...SavedTemplate, description: 'The created template, with warnings for unknown subscriber fields', examples: [SAVED_EXAMPLE] }, 422: Unprocessable },
     },
   }, async (request, reply) => {
     const template = await createTemplate(pool, request.auth.accountId, request.body, clock.now());
-    return reply.code(201).send(template);
+    return reply.code(201).send({ ...template, warnings: templateWarnings(template) });
   });
 
   app.get('/api/v1/templates/folders', {
@@ -148,9 +155,12 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
       description: 'The full template, bodies included.',
       tags: ['templates'],
       params: IdParams,
-      response: { 200: { ...TemplateRecord, description: 'The template', examples: [RECORD_EXAMPLE] }, 404: NotFound },
+      response: { 200: { ...SavedTemplate, description: 'The template, with warnings for unknown subscriber fields', examples: [SAVED_EXAMPLE] }, 404: NotFound },
     },
-  }, async (request) => getTemplate(pool, request.auth.accountId, request.params.id));
+  }, async (request) => {
+    const template = await getTemplate(pool, request.auth.accountId, request.params.id);
+    return { ...template, warnings: templateWarnings(template) };
+  });
 
   app.patch('/api/v1/templates/:id', {
     schema: {
@@ -160,9 +170,12 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
       tags: ['templates'],
       params: IdParams,
       body: PatchBody,
-      response: { 200: { ...TemplateRecord, description: 'The updated template', examples: [{ ...RECORD_EXAMPLE, folder: 'Archive' }] }, 404: NotFound, 422: Unprocessable },
+      response: { 200: { ...SavedTemplate, description: 'The updated template, with warnings for unknown subscriber fields', examples: [{ ...SAVED_EXAMPLE, folder: 'Archive' }] }, 404: NotFound, 422: Unprocessable },
     },
-  }, async (request) => updateTemplate(pool, request.auth.accountId, request.params.id, request.body, clock.now()));
+  }, async (request) => {
+    const template = await updateTemplate(pool, request.auth.accountId, request.params.id, request.body, clock.now());
+    return { ...template, warnings: templateWarnings(template) };
+  });
 
   app.delete('/api/v1/templates/:id', {
     schema: {
@@ -185,7 +198,7 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
     schema: {
       operationId: 'renderTemplate',
       summary: 'Preview a template',
-      description: 'Renders subject, html and text with the given variables, exactly as a send would (values HTML-escaped in html; no line breaks in the subject). `draft` renders unsaved parts instead of the saved ones (the dashboard editor\'s live preview). Nothing is sent or stored; a part the template lacks is null.',
+      description: 'Renders subject, html and text with the given variables, exactly as a send would (values HTML-escaped in html; no line breaks in the subject); with `subscriberId`, as that subscriber would get it. `warnings` names unknown subscriber fields and placeholders that rendered empty without a fallback. `draft` renders unsaved parts instead of the saved ones (the dashboard editor\'s live preview). Nothing is sent or stored; a part the template lacks is null.',
       tags: ['templates'],
       params: IdParams,
       body: RenderBody,
@@ -197,11 +210,16 @@ export async function templateRoutes(fastify: FastifyInstance): Promise<void> {
             subject: 'Your order A-1001 is confirmed',
             html: '<p>Hi Ada,</p>\n<ul><li>Lamp × 2</li><li>Bulb × 1</li></ul>',
             text: 'Hi Ada,\n- Lamp x 2\n- Bulb x 1\n',
+            warnings: [],
           }],
         },
         404: NotFound,
         422: Unprocessable,
       },
     },
-  }, async (request) => previewTemplate(pool, request.auth.accountId, request.params.id, request.body.variables ?? {}, request.body.draft ?? {}));
+  }, async (request) => {
+    const { variables, draft, subscriberId } = request.body;
+    const subscriber = subscriberId === undefined ? null : await previewSubscriber(pool, request.auth.accountId, subscriberId);
+    return previewTemplate(pool, request.auth.accountId, request.params.id, variables ?? {}, draft ?? {}, { subscriber });
+  });
 }

@@ -5,7 +5,7 @@ import { createAutomation, deleteAutomation, getAutomation, listAutomations, upd
 import { finishPage, ListQuery, listResponse, pageOf } from '../../../pagination.js';
 import { accountWrite, withSandbox } from '../../../account-write.js';
 import { IdParam, invalidResponse, notFoundResponse } from '../common-schemas.js';
-import { AutomationSchema, automationExample, CreateBody, PatchBody } from './schemas.js';
+import { AutomationSchema, automationExample, CreateBody, PatchBody, SavedAutomationSchema } from './schemas.js';
 
 const tags = ['automations'];
 const NotFound = notFoundResponse('automation', automationExample.id);
@@ -41,7 +41,7 @@ export async function automationDefinitionRoutes(fastify: FastifyInstance): Prom
       description: 'Validates every step; a problem is a 422 naming its path (steps[2].then[0].templateId). Templates and lists must exist, senders must be on a verified domain.',
       tags,
       body: CreateBody,
-      response: { 201: { ...AutomationSchema, examples: [automationExample] }, 422: Invalid },
+      response: { 201: { ...SavedAutomationSchema, examples: [{ ...automationExample, warnings: [] }] }, 422: Invalid },
     },
   }, async (request, reply) => {
     const r = await accountWrite(app, request, (db) => createAutomation(db, request.auth.accountId, request.body, clock.now()));
@@ -67,7 +67,7 @@ export async function automationDefinitionRoutes(fastify: FastifyInstance): Prom
       tags,
       params: IdParam,
       body: PatchBody,
-      response: { 200: { ...AutomationSchema, examples: [automationExample] }, 404: NotFound, 422: Invalid },
+      response: { 200: { ...SavedAutomationSchema, examples: [{ ...automationExample, warnings: [] }] }, 404: NotFound, 422: Invalid },
     },
   }, async (request) => {
     const r = await accountWrite(app, request, (db) => updateAutomation(db, request.auth.accountId, request.params.id, request.body, clock.now()));

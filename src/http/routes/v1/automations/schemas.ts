@@ -1,3 +1,4 @@
+import { MergeWarnings } from '../merge-warnings.js';
 import { Type } from 'typebox';
 import { RULE_FIELDS } from '../../../../domain/automations/rules.js';
 import { SandboxFlag } from '../common-schemas.js';
@@ -49,6 +50,8 @@ export const AutomationSchema = Type.Object({
   updatedAt: Type.String({ format: 'date-time' }),
   sandbox: SandboxFlag,
 });
+/** A create or PATCH answer: the automation and its merge-field warnings. */
+export const SavedAutomationSchema = Type.Object({ ...AutomationSchema.properties, warnings: MergeWarnings });
 
 const exampleSteps = [
   { type: 'send', templateId: 'tpl_019a6f0c3b2e7d1a9c4b5e6f7a8b9c30', from: { email: 'hello@acme.com', name: 'Acme' } },

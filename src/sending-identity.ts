@@ -15,9 +15,9 @@
  */
 import { isIP } from 'node:net';
 
-import { STREAMS, type Stream } from '../../domain/accounts.js';
-
-export { STREAMS, type Stream };
+/** The two streams of mail: API and automation mail, and campaign mail. */
+export const STREAMS = ['transactional', 'broadcast'] as const;
+export type Stream = (typeof STREAMS)[number];
 
 export interface WarmupPlan {
   /** The UTC day (YYYY-MM-DD) the source sends its first messages: day 1 of `daily`. */

@@ -7,7 +7,7 @@
  * message naming the key.
  */
 import { readFileSync } from 'node:fs';
-import { NO_SENDING_IDENTITY, parseSendingIdentity, SendingIdentityError, type SendingIdentity } from './sources/identity.js';
+import { NO_SENDING_IDENTITY, parseSendingIdentity, SendingIdentityError, type SendingIdentity } from './sending-identity.js';
 
 /** A reply rule: when a reply matches, the provider is suspended for `suspendMs` and slowed. */
 export interface ReplyRule {
