@@ -20,6 +20,8 @@ export interface Config {
   smtpRelay: string | undefined;
   dnsServers: string[] | undefined;
   mxPort: number;
+  /** Port of recipients' MTA-STS policy hosts: 443; tests serve policies on another port. */
+  mtaStsPort: number;
   smtpPort: number;
   webhookAllowPrivate: boolean;
   bodyLimit: number;
@@ -40,6 +42,8 @@ export interface Config {
   logLevel: string;
   /** SMTP submission (docs/submission.md); each port off when unset. */
   submission: SubmissionConfig;
+  /** TLS reports (RFC 8460) about recipient domains: who we say we are, and whether they are sent. */
+  tlsReports: { organization: string; contact: string; send: boolean };
 }
 
 export interface SubmissionConfig {
@@ -144,6 +148,15 @@ function deliveryPolicy(env: Env): DeliveryPolicy {
   }
 }
 
+/** The reporting organisation of TLS reports: the base URL's host unless named. */
+function tlsReportSettings(env: Env, host: string): Config['tlsReports'] {
+  const organization = (env.POSTLINE_TLSRPT_ORG || host).trim();
+  const contact = (env.POSTLINE_TLSRPT_CONTACT || `postmaster@${host}`).trim();
+  if (/[\r\n]/.test(organization) || organization.length > 200) throw new ConfigError('POSTLINE_TLSRPT_ORG', 'must be one line of at most 200 characters');
+  if (!/^[^\s@]+@[^\s@]+$/.test(contact)) throw new ConfigError('POSTLINE_TLSRPT_CONTACT', `must be an email address, got "${contact}"`);
+  return { organization, contact, send: bool(env, 'POSTLINE_TLSRPT_SEND') };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const dataDir = resolve(env.POSTLINE_DATA_DIR || './data');
@@ -174,6 +187,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpRelay,
     dnsServers: dnsServers(env),
     mxPort: int(env, 'POSTLINE_MX_PORT', 25, 1, 65535),
+    mtaStsPort: int(env, 'POSTLINE_MTA_STS_PORT', 443, 1, 65535),
     smtpPort: int(env, 'POSTLINE_SMTP_PORT', 2525, 0, 65535),
     webhookAllowPrivate: bool(env, 'POSTLINE_WEBHOOK_ALLOW_PRIVATE'),
     bodyLimit: int(env, 'POSTLINE_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
@@ -188,6 +202,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     logLevel: env.LOG_LEVEL || 'info',
     submission: submissionConfig(env),
+    tlsReports: tlsReportSettings(env, new URL(baseUrl).hostname),
   };
 }
 

@@ -7,6 +7,7 @@
  * message naming the key.
  */
 import { readFileSync } from 'node:fs';
+import { NO_SENDING_IDENTITY, parseSendingIdentity, SendingIdentityError, type SendingIdentity } from './sending-identity.js';
 
 /** A reply rule: when a reply matches, the provider is suspended for `suspendMs` and slowed. */
 export interface ReplyRule {
@@ -40,6 +41,8 @@ export interface DeliveryPolicy {
   default: ProviderPolicy;
   relay: ProviderPolicy;
   providers: ProviderPolicy[];
+  /** The `sources` and `pools` mail leaves from (./sources/identity.ts; docs/sending-identity.md). */
+  identity: SendingIdentity;
 }
 
 export class PolicyError extends Error {
@@ -83,6 +86,7 @@ const BASE = { messagesPerDay: null, greylistRetryMs: 5 * 60_000, resumeFactor: 
 export const SHIPPED_POLICY: DeliveryPolicy = {
   default: { name: 'default', mx: [], maxConnections: 20, messagesPerMinute: null, messagesPerConnection: 100, onReply: [], ...BASE },
   relay: { name: 'relay', mx: [], maxConnections: 10, messagesPerMinute: null, messagesPerConnection: 100, onReply: [{ match: 'throttling failure', suspendMs: 10_000 }, { match: 'maximum sending rate', suspendMs: 10_000 }, { match: 'daily message quota', suspendMs: 3_600_000 }], ...BASE },
+  identity: NO_SENDING_IDENTITY,
   providers: [
     { name: 'gmail', mx: ['*.google.com', '*.googlemail.com'], maxConnections: 20, messagesPerMinute: 3000, messagesPerConnection: 100, onReply: [{ match: '4.7.28', suspendMs: 15 * 60_000 }], ...BASE },
     { name: 'microsoft', mx: ['*.mail.protection.outlook.com', '*.olc.protection.outlook.com'], maxConnections: 10, messagesPerMinute: 1200, messagesPerConnection: 50, onReply: [{ match: '4.7.650', suspendMs: 30 * 60_000 }, { match: '4.7.651', suspendMs: 30 * 60_000 }], ...BASE },
@@ -192,7 +196,7 @@ function readProvider(raw: unknown, key: string, base: ProviderPolicy, opts: { n
 export function parsePolicy(doc: unknown, shipped: DeliveryPolicy = SHIPPED_POLICY): DeliveryPolicy {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new PolicyError('(root)', 'must be a JSON object');
   const o = doc as Json;
-  for (const k of Object.keys(o)) if (!['default', 'relay', 'providers'].includes(k)) throw new PolicyError(k, 'is not a known key');
+  for (const k of Object.keys(o)) if (!['default', 'relay', 'providers', 'sources', 'pools'].includes(k)) throw new PolicyError(k, 'is not a known key');
   const def = 'default' in o ? readProvider(o.default, 'default', shipped.default, { named: false, relay: false }) : shipped.default;
   const relay = 'relay' in o ? readProvider(o.relay, 'relay', shipped.relay, { named: false, relay: true }) : shipped.relay;
   const providers = [...shipped.providers];
@@ -211,7 +215,16 @@ export function parsePolicy(doc: unknown, shipped: DeliveryPolicy = SHIPPED_POLI
     });
     providers.sort((a, b) => Number(seen.has(b.name)) - Number(seen.has(a.name)));
   }
-  return { default: def, relay, providers };
+  return { default: def, relay, providers, identity: readIdentity(o) };
+}
+
+function readIdentity(o: Json): SendingIdentity {
+  try {
+    return parseSendingIdentity(o);
+  } catch (err) {
+    if (err instanceof SendingIdentityError) throw new PolicyError(err.key, err.reason);
+    throw err;
+  }
 }
 
 /** The policy of POSTLINE_DELIVERY_POLICY (a path), else the shipped one. */

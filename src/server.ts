@@ -10,6 +10,8 @@ import { buildApp } from './http/app.js';
 import { startSmtpListener } from './inbound/smtp-listener.js';
 import { startSubmissionListeners } from './submission/listener.js';
 import { startWorkers } from './workers/index.js';
+import { createMailDns } from './mail/dns.js';
+import { checkSourcesAtStart } from './delivery/sources/check-at-start.js';
 
 /**
  * `postline start`: opens the database (embedded unless DATABASE_URL), migrates, and runs
@@ -31,6 +33,9 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   } else if ((await countAccounts(db.pool)) === 0) {
     log.warn('no account yet: run `postline init` once (same DATABASE_URL) to create the first account and print its keys');
   }
+  // Forward-confirmed reverse DNS of the source addresses: warned about, never refused.
+  await checkSourcesAtStart({ pool: db.pool, dns: createMailDns({ servers: config.dnsServers }), identity: config.deliveryPolicy.identity, now: clock.now(), log })
+    .catch((err: unknown) => log.warn({ err }, 'could not check the DNS of the source addresses'));
 
   const app = role === 'worker' ? null : await buildApp({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock });
   if (app) {

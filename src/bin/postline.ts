@@ -11,6 +11,7 @@ import { registerHookCommands } from '../cli/hooks.js';
 import { registerCampaignCommands } from '../cli/campaigns.js';
 import { registerAutomationCommands } from '../cli/automations.js';
 import { registerUserCommands } from '../cli/users.js';
+import { registerTlsReportCommands } from '../cli/tls-report.js';
 import { registerDeliveryCommands } from '../cli/delivery.js';
 import { loadConfig, type Role } from '../config.js';
 import { startServer } from '../server.js';
@@ -53,6 +54,7 @@ registerHookCommands(program);
 registerCampaignCommands(program);
 registerAutomationCommands(program);
 registerUserCommands(program);
+registerTlsReportCommands(program);
 registerDeliveryCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

@@ -1,5 +1,5 @@
-import type { Command } from 'commander';
-import { allAccounts, createAccount } from '../domain/accounts.js';
+import { Option, type Command } from 'commander';
+import { allAccounts, createAccount, setAccountPool, STREAMS, type Stream } from '../domain/accounts.js';
 import { createApiKey, keysOfAccount, revokeKey } from '../domain/keys/api-keys.js';
 import { output, table, withDatabase } from './context.js';
 
@@ -27,7 +27,18 @@ export function registerAccountCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
       const list = await withDatabase(({ pool }) => allAccounts(pool));
-      output(o.json, list, () => table(list as never, ['id', 'name', 'monthlyQuota', 'createdAt']));
+      const rows = list.map((a) => ({ ...a, transactional: a.pools.transactional ?? 'default', broadcast: a.pools.broadcast ?? 'default' }));
+      output(o.json, list, () => table(rows as never, ['id', 'name', 'monthlyQuota', 'transactional', 'broadcast', 'createdAt']));
+    });
+  accounts
+    .command('set-pool <accountId>')
+    .description("Send the account's mail through a pool of the delivery policy (docs/sending-identity.md); --pool default undoes it")
+    .requiredOption('--pool <name>', 'a pool of POSTLINE_DELIVERY_POLICY, or default')
+    .addOption(new Option('--stream <stream>', 'only this stream (default: both)').choices([...STREAMS]))
+    .option('--json', 'print JSON')
+    .action(async (accountId: string, o: { pool: string; stream?: Stream; json?: boolean }) => {
+      const account = await withDatabase(({ pool, config }) => setAccountPool(pool, Object.keys(config.deliveryPolicy.identity.pools), accountId, o.pool, o.stream));
+      output(o.json, account, () => `account ${account.id}: transactional mail through ${account.pools.transactional ?? 'default'}, broadcast mail through ${account.pools.broadcast ?? 'default'}`);
     });
 
   const keys = program.command('keys').description('Manage API keys');

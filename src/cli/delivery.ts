@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { deliveryStatus } from '../delivery/status.js';
 import { output, table, withDatabase } from './context.js';
+import { sourcesStatus } from '../delivery/sources/status.js';
 
 /** `postline delivery status [--json]`: traffic shaping per destination, for every worker together (docs/delivery-policy.md). */
 export function registerDeliveryCommands(program: Command): void {
@@ -28,6 +29,28 @@ export function registerDeliveryCommands(program: Command): void {
             })),
             ['name', 'provider', 'connections', 'inFlight', 'sentLastMinute', 'perConnection', 'rate', 'suspendedUntil', 'lastThrottleReply'],
           ),
+        );
+      });
+    });
+  delivery
+    .command('sources')
+    .description('The source addresses of the delivery policy: pools, start-up DNS check, warm-up progress per provider today (docs/sending-identity.md)')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      await withDatabase(async ({ config, pool }) => {
+        const sources = await sourcesStatus(pool, config.deliveryPolicy.identity, systemClock.now());
+        output(o.json, { sources }, () =>
+          table(
+            sources.map((x) => ({
+              name: x.name,
+              address: x.address,
+              ehlo: x.ehlo,
+              pools: x.pools.join(','),
+              dns: x.dns ? (x.dns.ok ? 'ok' : 'WARNING') : 'unchecked',
+              warmup: x.warmup ? `day ${x.warmup.day}, cap ${x.warmup.cap ?? 'none'}, sent ${Object.entries(x.warmup.sentToday).map(([p, n]) => `${p}:${n}`).join(' ') || '0'}` : '-',
+            })),
+            ['name', 'address', 'ehlo', 'pools', 'dns', 'warmup'],
+          ) + sources.filter((x) => x.dns?.warning).map((x) => `\n${x.dns!.warning}`).join(''),
         );
       });
     });

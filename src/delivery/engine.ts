@@ -25,6 +25,14 @@ import { GroupCommit } from '../db/group-commit.js';
 import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
 import { settleStrayDeferrals } from '../db/queries/campaigns/campaigns.js';
+import { recordMessageSources } from '../db/queries/messages.js';
+import { databaseStsPolicyStore } from '../db/queries/mta-sts-policies.js';
+import { StsPolicyResolver, type StsLookup } from '../mail/mta-sts/resolver.js';
+import { deliverWithSts } from '../mail/mta-sts/deliver.js';
+import type { TlsSessionResult } from '../mail/tls-rpt/report.js';
+import { recordTlsSessions, type TlsSession } from '../domain/tls-reports.js';
+import type { Source } from '../sending-identity.js';
+import { SourcePicker } from './sources/picker.js';
 
 export interface DeliveryDeps {
   pool: Pool;
@@ -33,6 +41,8 @@ export interface DeliveryDeps {
   log: Logger;
   /** Tests pass a resolver pointed at their DNS server via config.dnsServers; this overrides it. */
   dns?: MailDns;
+  /** CA certificates trusted besides Node's roots for MTA-STS (policy hosts, verified MX sessions): tests' own CA. Production uses NODE_EXTRA_CA_CERTS. */
+  extraCa?: string[];
   /** Where content that is not stored with the message comes from (campaigns plug their renderer in here). */
   content: (links: TrackingLinks) => ContentSource;
 }
@@ -69,7 +79,9 @@ const SHARED_REFRESH_MS = 1_000;
 interface Released {
   release: { id: string; nextAttemptAt: Date };
 }
-type Step = PlannedOutcome | Released;
+/** An attempt's outcome, with the source it left from and the TLS sessions judged against the domain's MTA-STS policy. */
+type Attempted = PlannedOutcome & { source?: Source; tls?: Omit<TlsSession, 'at'>[] };
+type Step = Attempted | Released;
 /** Outcomes written together at most: a flush is one transaction of a few statements. */
 const MAX_OUTCOMES_PER_WRITE = 100;
 
@@ -114,6 +126,10 @@ export class DeliveryEngine {
   private readonly sender: SmtpSender;
   private readonly signing = new Map<string, { info: SigningInfo; at: number }>();
   private readonly content: ContentSource;
+  /** Which source address each message leaves from (./sources/picker.ts). */
+  private readonly sources: SourcePicker;
+  /** Recipient domains' MTA-STS policies, cached for every worker (mail/mta-sts/). */
+  private readonly sts: StsPolicyResolver;
   /** True while this process fans a campaign out: only mail of no campaign is claimed (holdCampaigns). */
   private campaignsHeld = false;
   /** Builds under way, and the deliveries waiting for a turn (opts.buildsAtOnce). */
@@ -128,12 +144,20 @@ export class DeliveryEngine {
     this.content = deps.content(this.links);
     this.verpKey = deriveKey(deps.config.secret, 'verp');
     this.dns = deps.dns ?? createMailDns({ servers: deps.config.dnsServers, clock: deps.clock });
-    this.sender = new SmtpSender({ heloName: new URL(deps.config.baseUrl).hostname, maxConnectionsPerHost: opts.maxConnectionsPerHost });
+    this.sender = new SmtpSender({ heloName: new URL(deps.config.baseUrl).hostname, maxConnectionsPerHost: opts.maxConnectionsPerHost, extraCa: deps.extraCa });
+    this.sources = new SourcePicker({ db: deps.pool, identity: deps.config.deliveryPolicy.identity, clock: deps.clock });
+    this.sts = new StsPolicyResolver({
+      dns: this.dns,
+      store: databaseStsPolicyStore(deps.pool),
+      clock: deps.clock,
+      fetch: { port: deps.config.mtaStsPort, extraCa: deps.extraCa },
+    });
     this.shaping = new Shaping({
       db: deps.pool,
       clock: deps.clock,
       worker: this.workerId,
       maxConnectionsPerWorker: opts.maxConnectionsPerHost,
+      sources: deps.config.deliveryPolicy.identity.sources.map((src) => src.name),
       onSlotClosed: (dest, slot) => this.sender.closeSlot(Shaping.slotKey(dest, slot)),
       onError: (err) => deps.log.error({ err }, 'traffic shaping lease failed; retrying'),
     });
@@ -291,7 +315,9 @@ export class DeliveryEngine {
     if (this.deps.config.delivery === 'capture') return planOutcome(msg, await this.capture(msg), now());
     const route = await this.route(msg);
     if ('kind' in route) return planOutcome(msg, route, now());
-    const { gate, hosts } = route;
+    // Its source's warm-up cap for today is reached: not an attempt, the message waits.
+    if ('waitUntil' in route) return { release: { id: msg.id, nextAttemptAt: route.waitUntil } };
+    const { gate, hosts, source, sts } = route;
     if (gate.closed(now().getTime())) return { release: { id: msg.id, nextAttemptAt: new Date(Math.max(gate.suspendedUntil, now().getTime())) } };
     gate.pending++;
     try {
@@ -309,14 +335,27 @@ export class DeliveryEngine {
       const via = { slot: Shaping.slotKey(gate.dest, turn.slot) };
       const envelope = { from: built.returnPath, to: rcpt };
       let result: DeliveryResult;
+      let tls: TlsSessionResult[] = [];
       try {
-        result = hosts === null
-          ? await this.sender.send({ kind: 'relay', url: this.deps.config.smtpRelay! }, envelope, built.raw, via)
-          : await this.sender.sendToMxHosts(hosts, this.deps.config.mxPort, envelope, built.raw, { via, final: (r) => readReply(r, policy)?.kind === 'throttle' });
+        if (hosts === null) {
+          result = await this.sender.send({ kind: 'relay', url: this.deps.config.smtpRelay! }, envelope, built.raw, via);
+        } else {
+          // MX hosts in the order and with the TLS the domain's MTA-STS policy allows, from the source address.
+          ({ result, sessions: tls } = await deliverWithSts({
+            domain: msg.to_domain,
+            hosts,
+            port: this.deps.config.mxPort,
+            source: source ? { address: source.address, ehlo: source.ehlo } : undefined,
+            lookup: sts,
+            send: (target) => this.sender.send(target, envelope, built.raw, via),
+            isFinal: (r) => readReply(r, policy)?.kind === 'throttle',
+          }));
+        }
       } finally {
         gate.done(turn.slot, true);
       }
-      return planOutcome(msg, result, now(), await this.causeOf(result, gate.dest));
+      const planned: Attempted = planOutcome(msg, result, now(), await this.causeOf(result, gate.dest));
+      return { ...planned, ...(source ? { source } : {}), ...(tls.length ? { tls: tls.map((t) => ({ ...t, domain: msg.to_domain })) } : {}) };
     } finally {
       gate.pending--;
       // The claim left this destination alone while it was full: wake it when there is room again.
@@ -337,14 +376,36 @@ export class DeliveryEngine {
     return { reason: 'throttled', until, rule: ask.rule.match };
   }
 
-  /** The recipient's destination and its gate (the relay, or the MX hosts' provider); or a failed lookup. */
-  private async route(msg: MessageRow): Promise<{ gate: Gate; hosts: MxHost[] | null } | DeliveryResult> {
+  /**
+   * The recipient's destination and its gate (the relay, or the MX hosts' provider on the
+   * message's source address), with the domain's MTA-STS policy; or a failed lookup; or, when
+   * the source's warm-up cap is reached and it does not spill, when to try again.
+   */
+  private async route(msg: MessageRow): Promise<{ gate: Gate; hosts: MxHost[] | null; source: Source | null; sts: StsLookup | null } | { waitUntil: Date } | DeliveryResult> {
     const policy = this.deps.config.deliveryPolicy;
-    if (this.deps.config.delivery === 'relay') return { gate: this.shaping.gate(relayDestination(policy)), hosts: null };
+    // A relay's own addresses are what receivers see: sources and MTA-STS are the relay's business.
+    if (this.deps.config.delivery === 'relay') return { gate: this.shaping.gate(relayDestination(policy)), hosts: null, source: null, sts: null };
     const lookup = await this.dns.resolveMx(msg.to_domain);
     if (!lookup.ok) return classifyMxFailure(lookup);
-    const dest = destinationFor(policy, lookup.hosts.map((h) => h.exchange));
-    return { gate: this.shaping.route(msg.to_domain, dest), hosts: lookup.hosts };
+    let dest = destinationFor(policy, lookup.hosts.map((h) => h.exchange));
+    let source: Source | null = null;
+    if (this.sources.active) {
+      const pick = await this.sources.pick(msg, dest.key);
+      if ('waitUntil' in pick) return { waitUntil: pick.waitUntil };
+      source = pick.source;
+      dest = { ...dest, source: source.name };
+    }
+    return { gate: this.shaping.route(msg.to_domain, dest), hosts: lookup.hosts, source, sts: await this.stsPolicyOf(msg.to_domain) };
+  }
+
+  /** The domain's MTA-STS policy; a failure of our own (the database) delivers as without one, and says so. */
+  private async stsPolicyOf(domain: string): Promise<StsLookup | null> {
+    try {
+      return await this.sts.policyFor(domain);
+    } catch (err) {
+      this.deps.log.warn({ err, domain }, 'could not look up the MTA-STS policy; delivering without it');
+      return null;
+    }
   }
 
   private async capture(msg: MessageRow): Promise<DeliveryResult> {
@@ -369,7 +430,7 @@ export class DeliveryEngine {
 
   /** Outcomes finished together, in one transaction: states, events, suppressions, and the messages handed back. */
   private async record(steps: Step[]): Promise<void> {
-    const planned = steps.filter((s): s is PlannedOutcome => !('release' in s));
+    const planned = steps.filter((s): s is Attempted => !('release' in s));
     const released = steps.filter((s): s is Released => 'release' in s).map((s) => s.release);
     await withTransaction(this.deps.pool, async (tx) => {
       await releaseClaims(tx, this.workerId, released);
@@ -377,6 +438,10 @@ export class DeliveryEngine {
       const mine = planned.filter((p) => updated.has(p.outcome.id));
       await recordEvents(tx, mine.map((p) => p.event));
       await settleStrayDeferrals(tx, mine.filter((p) => p.outcome.status === 'deferred').map((p) => p.outcome.id));
+      await recordMessageSources(tx, mine.flatMap((p) => (p.source ? [{ id: p.outcome.id, name: p.source.name, address: p.source.address }] : [])));
+      // TLS sessions happened whoever records the outcome: counted for the domain's TLS report.
+      const at = this.deps.clock.now();
+      await recordTlsSessions(tx, planned.flatMap((p) => (p.tls ?? []).map((t) => ({ ...t, at }))));
       for (const p of mine) {
         if (p.suppress) await suppressAddress(tx, p.event.accountId, p.event.email, 'hard_bounce', p.event.occurredAt, p.outcome.response, p.bounce?.reason);
         else if (countsTowardPersistence(p.bounce)) await suppressIfPersistentlySoft(tx, p.event.accountId, p.event.email, p.event.occurredAt);

@@ -296,6 +296,8 @@ export interface ShapingDeps {
   worker: string;
   /** This worker's own cap on connections to one destination (POSTLINE_MX_CONNECTIONS_PER_HOST). */
   maxConnectionsPerWorker: number;
+  /** The source addresses of the delivery policy (none: one implicit source ''). A destination is closed to claims only when all of them are. */
+  sources?: string[];
   /** A slot's connection is to be closed (the sender's transport for that slot). */
   onSlotClosed(dest: Destination, slot: number): void;
   onError(err: unknown): void;
@@ -305,7 +307,7 @@ export interface ShapingDeps {
 export class Shaping {
   private readonly gates = new Map<string, Gate>();
   /** Suspensions other workers recorded: destination → until, and their domains. */
-  private shared: { destination: string; until: number; domains: string[] }[] = [];
+  private shared: { destination: string; source: string; until: number; domains: string[] }[] = [];
   private readonly knownRoutes = new Map<string, string>();
   private readonly newRoutes: { domain: string; destination: string }[] = [];
   private renewTimer: NodeJS.Timeout | null = null;
@@ -363,12 +365,26 @@ export class Shaping {
     await recordRoutes(this.deps.db, routes, this.deps.clock.now());
   }
 
-  /** Domains the next claim leaves alone: their destination is suspended, or full in this worker. */
+  /**
+   * Domains the next claim leaves alone: their destination is suspended, or full in this
+   * worker — from every source: with sources, a throttle suspends one (destination, source)
+   * path, and mail assigned to the other sources keeps flowing (a claimed message of the
+   * closed source is handed back untried).
+   */
   closedDomains(): string[] {
     const now = this.nowMs();
+    const sources = this.deps.sources?.length ? this.deps.sources : [''];
+    const closed = new Map<string, { sources: Set<string>; domains: Set<string> }>();
+    const close = (destination: string, source: string, domains: Iterable<string>) => {
+      let c = closed.get(destination);
+      if (!c) closed.set(destination, (c = { sources: new Set(), domains: new Set() }));
+      c.sources.add(source);
+      for (const d of domains) c.domains.add(d);
+    };
+    for (const s of this.shared) if (s.until > now) close(s.destination, s.source, s.domains);
+    for (const g of this.gates.values()) if (g.dest.key !== 'relay' && g.closed(now)) close(g.dest.key, g.dest.source, g.domains);
     const out = new Set<string>();
-    for (const s of this.shared) if (s.until > now) for (const d of s.domains) out.add(d);
-    for (const g of this.gates.values()) if (g.dest.key !== 'relay' && g.closed(now)) for (const d of g.domains) out.add(d);
+    for (const c of closed.values()) if (sources.every((s) => c.sources.has(s))) for (const d of c.domains) out.add(d);
     return [...out];
   }
 
@@ -382,7 +398,7 @@ export class Shaping {
   /** Reads the suspensions every worker shares (one query), and applies them to this worker's gates. */
   async refreshShared(): Promise<void> {
     const rows = await selectSuspended(this.deps.db, this.deps.clock.now());
-    this.shared = rows.map((r) => ({ destination: r.destination, until: r.until.getTime(), domains: r.domains }));
+    this.shared = rows.map((r) => ({ destination: r.destination, source: r.source, until: r.until.getTime(), domains: r.domains }));
     for (const r of rows) {
       const g = this.gates.get(`${r.destination}|${r.source}`);
       if (g && g.suspendedUntil < r.until.getTime()) g.suspend(r.until.getTime());
@@ -400,7 +416,7 @@ export class Shaping {
       destination: dest.key, source: dest.source, provider: dest.policy.name, now: new Date(now), until: new Date(now + suspendMs), reply, decrease: dest.policy.resumeFactor,
     });
     gate.suspend(until.getTime());
-    this.shared.push({ destination: dest.key, until: until.getTime(), domains: [...gate.domains] });
+    this.shared.push({ destination: dest.key, source: dest.source, until: until.getTime(), domains: [...gate.domains] });
     return until;
   }
 

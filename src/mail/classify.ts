@@ -15,6 +15,7 @@ import { classifyBounce, type BounceVerdict } from './bounces/verdict.js';
 import { hostFamily } from './bounces/dialect.js';
 import { sideOf, type BounceReason } from './bounces/reasons.js';
 import type { MxFailure } from './dns.js';
+import type { CertificateFailure } from './tls-failure.js';
 
 export interface Delivered {
   kind: 'delivered';
@@ -35,6 +36,8 @@ export interface Deferred {
   /** The failure concerns the host (unreachable, 421, greeting): another MX may do better. */
   hostFailure: boolean;
   verdict: BounceVerdict;
+  /** A session that had to be TLS-verified (MTA-STS) failed at STARTTLS or the certificate. */
+  tlsFailure?: { result: 'starttls-not-supported' | CertificateFailure; detail: string };
 }
 
 export interface HardBounce {

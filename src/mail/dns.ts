@@ -14,7 +14,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { BoundedMap } from '../lib/bounded-map.js';
 
 /** The subset of node's Resolver we use, so a test may hand in a stub. */
-export type DnsResolver = Pick<Resolver, 'resolveMx' | 'resolve4' | 'resolve6' | 'resolveTxt' | 'resolveCname'>;
+export type DnsResolver = Pick<Resolver, 'resolveMx' | 'resolve4' | 'resolve6' | 'resolveTxt' | 'resolveCname' | 'reverse'>;
 
 export interface MxHost {
   exchange: string;
@@ -118,6 +118,8 @@ export interface MailDns {
   /** CNAME targets (lower-cased, no trailing dot); null when absent. Throws DnsTempError. */
   resolveCname(name: string): Promise<string[] | null>;
   resolveHostAddresses(host: string): Promise<HostAddresses>;
+  /** PTR names of an IP address (lower-cased, no trailing dot); null when none. Throws DnsTempError. */
+  reverse(address: string): Promise<string[] | null>;
 }
 
 const DEFAULT_TTL_SECONDS = 300;
@@ -219,6 +221,15 @@ export function createMailDns(opts: MailDnsOptions = {}): MailDns {
       } catch (err) {
         if (isNxdomain(err) || isNodata(err)) return null;
         throw new DnsTempError(name, 'TXT', dnsCode(err));
+      }
+    },
+
+    async reverse(address) {
+      try {
+        return (await resolver.reverse(address)).map(normalizeName);
+      } catch (err) {
+        if (isNxdomain(err) || isNodata(err)) return null;
+        throw new DnsTempError(address, 'PTR', dnsCode(err));
       }
     },
 

@@ -11,14 +11,20 @@
  *
  * MX delivery: STARTTLS when offered, certificates not verified (RFC 7435 opportunistic
  * security: MX certificates rarely match and refusing them would only push mail to
- * plaintext), and a failed upgrade falls back to plaintext. Relay delivery verifies the
+ * plaintext), and a failed upgrade falls back to plaintext — unless the target asks for
+ * `tls: 'verified'` (an MTA-STS policy, mail/mta-sts/): then STARTTLS is required, the
+ * certificate must be valid for the MX host name, and a failure is never retried in
+ * plaintext; the result carries what went wrong (`tlsFailure`). A target may name the
+ * source address to connect from and its EHLO name (delivery/sources/). Relay delivery verifies the
  * relay's certificate (credentials travel over it) unless the relay URL says
  * `?tls.rejectUnauthorized=false`.
  */
 import { isIP } from 'node:net';
 import { createTransport } from 'nodemailer';
 import type { MxHost } from './dns.js';
-import { classifySmtpError, type DeliveryResult } from './classify.js';
+import { rootCertificates } from 'node:tls';
+import { classifySmtpError, fixedVerdict, type DeliveryResult, type Deferred } from './classify.js';
+import { certificateFailureOf } from './tls-failure.js';
 
 /** One MX host: `host` is the exchange name (SNI, logs); `address` the IP to connect to, if resolved. */
 export interface MxTarget {
@@ -27,6 +33,10 @@ export interface MxTarget {
   address?: string;
   /** config.mxPort: 25 in production, a local test MX in tests. */
   port: number;
+  /** Connect from this local address and greet with this name (a source of the delivery policy). */
+  source?: { address: string; ehlo: string };
+  /** `verified`: STARTTLS required with a certificate valid for `host` (MTA-STS). Default opportunistic. */
+  tls?: 'opportunistic' | 'verified';
 }
 
 /** The smarthost of POSTLINE_DELIVERY=relay: `smtp[s]://user:pass@host:port`. */
@@ -55,6 +65,8 @@ export interface SmtpSenderOptions {
   socketTimeoutMs?: number;
   /** Receives transport-level errors that belong to no message (already reflected in results). */
   onTransportError?: (key: string, err: Error) => void;
+  /** CA certificates (PEM) trusted for verified MX sessions besides Node's roots. Unset: Node's store (with NODE_EXTRA_CA_CERTS). */
+  extraCa?: string[];
 }
 
 type Transport = ReturnType<typeof createTransport>;
@@ -81,7 +93,7 @@ const MAX_MX_ATTEMPTS = 5;
 
 export class SmtpSender {
   private readonly pools = new Map<string, PoolEntry>();
-  private readonly opts: Required<Omit<SmtpSenderOptions, 'onTransportError'>> & Pick<SmtpSenderOptions, 'onTransportError'>;
+  private readonly opts: Required<Omit<SmtpSenderOptions, 'onTransportError' | 'extraCa'>> & Pick<SmtpSenderOptions, 'onTransportError' | 'extraCa'>;
   private closed = false;
 
   constructor(opts: SmtpSenderOptions) {
@@ -107,6 +119,10 @@ export class SmtpSender {
       const info = await entry.transport.sendMail({ envelope: { from: envelope.from, to: [envelope.to] }, raw });
       return { kind: 'delivered', response: String(info.response ?? '250 OK').trim(), mx };
     } catch (err) {
+      if (target.kind === 'mx' && target.tls === 'verified') {
+        const failure = tlsFailureOf(err);
+        if (failure) return tlsFailed(failure, mx);
+      }
       return classifySmtpError(err, mx);
     } finally {
       entry.inFlight--;
@@ -154,7 +170,10 @@ export class SmtpSender {
   }
 
   private pool(target: SmtpTarget, via?: SlotVia): PoolEntry {
-    const targetKey = target.kind === 'mx' ? `mx:${target.address ?? target.host}:${target.port}` : `relay:${target.url}`;
+    // The source address and TLS mode are part of the target: a slot that changes either gets a new connection.
+    const targetKey = target.kind === 'mx'
+      ? `mx:${target.address ?? target.host}:${target.port}:${target.source?.address ?? ''}:${target.tls === 'verified' ? `verified:${target.host}` : ''}`
+      : `relay:${target.url}`;
     const key = via ? `slot:${via.slot}` : targetKey;
     let entry = this.pools.get(key);
     if (entry && entry.target !== targetKey) {
@@ -164,7 +183,7 @@ export class SmtpSender {
     if (!entry) {
       // A slot's connection is closed by shaping (messagesPerConnection, a smaller grant), never by the pool itself.
       const limits = via ? { maxConnections: 1, maxMessages: Infinity } : {};
-      const transport = createTransport({ ...this.commonOptions(), ...limits, ...(target.kind === 'mx' ? mxOptions(target) : { url: target.url }) });
+      const transport = createTransport({ ...this.commonOptions(), ...limits, ...(target.kind === 'mx' ? mxOptions(target, this.opts.extraCa) : { url: target.url }) });
       // Errors reach the waiting sendMail callbacks; this only keeps a stray one from crashing.
       transport.on('error', (err) => this.opts.onTransportError?.(key, err));
       entry = { target: targetKey, transport, lastUsed: Date.now(), inFlight: 0 };
@@ -201,8 +220,20 @@ export class SmtpSender {
   }
 }
 
-function mxOptions(target: MxTarget) {
+function mxOptions(target: MxTarget, extraCa: string[] | undefined) {
   const servername = isIP(target.host) ? undefined : target.host;
+  const source = target.source ? { localAddress: target.source.address, name: target.source.ehlo } : {};
+  if (target.tls === 'verified') {
+    return {
+      host: target.address ?? target.host,
+      port: target.port,
+      secure: false,
+      requireTLS: true,
+      servername,
+      tls: { rejectUnauthorized: true, servername, ...(extraCa ? { ca: [...rootCertificates, ...extraCa] } : {}) },
+      ...source,
+    };
+  }
   return {
     host: target.address ?? target.host,
     port: target.port,
@@ -210,7 +241,30 @@ function mxOptions(target: MxTarget) {
     opportunisticTLS: true,
     servername,
     tls: { rejectUnauthorized: false, servername },
+    ...source,
   };
+}
+
+/**
+ * A verified session that failed at STARTTLS or at the certificate: what went wrong, in TLS
+ * reporting's words, or null when the failure was something else (connection, a reply). A
+ * server without STARTTLS answers the command with 500/502, which must not read as a refusal
+ * of the message; nodemailer reports a failed upgrade as ETLS with OpenSSL's text.
+ */
+function tlsFailureOf(err: unknown): NonNullable<Deferred['tlsFailure']> | null {
+  const e = (err ?? {}) as { code?: string; command?: string; response?: string; message?: string };
+  const detail = (e.response ?? e.message ?? String(err)).trim();
+  const cert = certificateFailureOf(err);
+  if (cert) return { result: cert, detail };
+  if (e.command === 'STARTTLS') return { result: 'starttls-not-supported', detail };
+  if (e.code === 'ETLS') return { result: 'validation-failure', detail };
+  return null;
+}
+
+/** A deferral (the host's failure: the next MX may do better), never a bounce: the message is fine. */
+function tlsFailed(failure: NonNullable<Deferred['tlsFailure']>, mx: string): Deferred {
+  const enhanced = failure.result === 'starttls-not-supported' ? '4.7.10' : '4.7.5';
+  return { kind: 'deferred', response: failure.detail, code: null, enhanced, mx, hostFailure: true, verdict: fixedVerdict('security_error', enhanced, false), tlsFailure: failure };
 }
 
 function relayHost(url: string): string {

@@ -13,6 +13,8 @@ import { withTransaction } from '../db/pool.js';
 import { notifySoon } from '../db/notify.js';
 import { runCampaignStep } from '../domain/campaigns/runner.js';
 import { requireAccount } from '../domain/accounts.js';
+import { sendDueTlsReports } from '../delivery/tls-reports/send.js';
+import { createMailDns } from '../mail/dns.js';
 
 export type { WorkerDeps } from './deps.js';
 
@@ -53,6 +55,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     webhooks,
     startLoop('confirmation-mails', 2_000, () => runConfirmationMails(deps, links), onError),
     ...startAutomationLoops(deps, notifications, onError),
+    // TLS reports of the finished UTC day to the domains that ask for them (POSTLINE_TLSRPT_SEND=true).
+    ...(deps.config.tlsReports.send ? [startLoop('tls-reports', 10 * 60_000, () => sendDueTlsReports(tlsReportDeps(deps), deps.clock.now()), onError)] : []),
   ];
   await notifications.start();
   return {
@@ -81,4 +85,15 @@ export async function runConfirmationMails(deps: WorkerDeps, links: TrackingLink
     notifySoon(deps.pool, 'postline_events');
   }
   return queued;
+}
+
+/** What sending TLS reports needs: the mail resolver, who we are, and the webhooks' private-address rule. */
+export function tlsReportDeps(deps: WorkerDeps) {
+  const { config } = deps;
+  return {
+    db: deps.pool,
+    dns: createMailDns({ servers: config.dnsServers, clock: deps.clock }),
+    reporter: { ...config.tlsReports, host: new URL(config.baseUrl).hostname },
+    allowPrivate: config.webhookAllowPrivate,
+  };
 }

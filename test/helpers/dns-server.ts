@@ -24,6 +24,8 @@ export interface RecordsByType {
   MX: MxRecord[];
   /** A string is one TXT record (chunked automatically); a string[] gives the chunks explicitly. */
   TXT: (string | string[])[];
+  /** Under the reverse name of an address: see reverseName(). */
+  PTR: string[];
 }
 export type RecordType = keyof RecordsByType;
 
@@ -50,11 +52,17 @@ const TYPE_CODES: Record<RecordType, number> = {
   CNAME: Packet.TYPE.CNAME,
   MX: Packet.TYPE.MX,
   TXT: Packet.TYPE.TXT,
+  PTR: Packet.TYPE.PTR,
 };
 const TYPE_NAMES = new Map<number, RecordType>(Object.entries(TYPE_CODES).map(([k, v]) => [v, k as RecordType]));
 const RCODE = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
 
 const norm = (name: string) => name.toLowerCase().replace(/\.$/, '');
+
+/** The PTR owner name of an IPv4 address: 10.0.0.127.in-addr.arpa for 127.0.0.10. */
+export function reverseName(ipv4: string): string {
+  return `${ipv4.split('.').reverse().join('.')}.in-addr.arpa`;
+}
 
 /** RFC 1035 character-strings are at most 255 bytes. */
 export function splitTxt(value: string): string[] {
@@ -81,6 +89,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       case 'AAAA':
         return { ...base, address: record as string } as Resource;
       case 'CNAME':
+      case 'PTR':
         return { ...base, domain: norm(record as string) } as Resource;
       case 'MX': {
         const mx = record as MxRecord;

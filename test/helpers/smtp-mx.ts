@@ -23,6 +23,10 @@ export interface ReceivedMessage {
   tls: boolean;
   /** smtp-server's connection id: equal ids mean one connection carried both. */
   connectionId: string;
+  /** The address the client connected from (a source address, when sources are bound). */
+  remoteAddress: string;
+  /** The name the client gave in EHLO/HELO. */
+  ehlo: string;
   /** MAIL FROM carried the SMTPUTF8 parameter (RFC 6531). smtp-server shows IDN domains decoded either way. */
   smtpUtf8: boolean;
 }
@@ -38,12 +42,20 @@ export interface SmtpMxOptions {
   dataDelayMs?: number;
   /** Require AUTH with these credentials (relay tests). Default: no AUTH. */
   auth?: { user: string; pass: string };
+  /** The loopback address to listen on. Default 127.0.0.1. */
+  address?: string;
+  /** The port; default any free one. Several MXs on different 127.0.0.x addresses may share one (delivery has a single MX port). */
+  port?: number;
+  /** The STARTTLS certificate (e.g. from test/helpers/test-ca.ts). Default: smtp-server's self-signed one. */
+  tls?: { key: string; cert: string };
 }
 
 export interface TestSmtpMx {
   port: number;
-  host: '127.0.0.1';
+  host: string;
   messages: ReceivedMessage[];
+  /** The peer address of every connection, in order (counted at connect). */
+  peers: string[];
   /** Connections accepted so far (counted at connect, before the greeting). */
   readonly connectionCount: number;
   setRule(rule: (recipient: string, session: SMTPServerSession) => MxRule | Promise<MxRule>): void;
@@ -64,6 +76,7 @@ export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx>
   const waiters: (() => void)[] = [];
   let rule: NonNullable<SmtpMxOptions['rule']> = opts.rule ?? (() => 'accept' as MxRule);
   let connectionCount = 0;
+  const peers: string[] = [];
   const starttls = opts.starttls ?? true;
 
   const server = new SMTPServer({
@@ -75,8 +88,10 @@ export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx>
     authOptional: !opts.auth,
     allowInsecureAuth: true,
     closeTimeout: 500,
-    onConnect(_session, callback) {
+    ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : {}),
+    onConnect(session, callback) {
       connectionCount++;
+      peers.push(session.remoteAddress);
       const r = opts.connectRule?.() ?? 'accept';
       callback(r === 'accept' ? null : ruleError(r));
     },
@@ -104,6 +119,8 @@ export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx>
           raw: Buffer.concat(chunks),
           tls: Boolean(session.secure),
           connectionId: session.id,
+          remoteAddress: session.remoteAddress,
+          ehlo: session.hostNameAppearsAs,
           smtpUtf8: Boolean((session.envelope as { smtpUtf8?: boolean }).smtpUtf8),
         });
         waiters.splice(0).forEach((wake) => wake());
@@ -113,13 +130,15 @@ export async function startSmtpMx(opts: SmtpMxOptions = {}): Promise<TestSmtpMx>
   });
   server.on('error', () => {}); // a client dropping mid-session is not a test failure
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = opts.address ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, host, resolve));
   const port = (server.server.address() as { port: number }).port;
 
   return {
     port,
-    host: '127.0.0.1',
+    host,
     messages,
+    peers,
     get connectionCount() {
       return connectionCount;
     },

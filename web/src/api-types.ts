@@ -61,6 +61,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deliverability/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Source addresses this account sends from, with their DNS check and warm-up
+         * @description The sources of the pools the account's transactional and broadcast mail leave through (docs/sending-identity.md), each with the result of the forward-confirmed reverse DNS check made at start-up (a mismatch is a warning to fix in DNS, not a refusal) and its warm-up progress today. Sources of pools the account does not use are not shown.
+         */
+        get: operations["listSendingSources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/session": {
         parameters: {
             query?: never;
@@ -1621,6 +1641,10 @@ export interface operations {
                      *         "id": "key_019a6f0c3b2e7d1a9c4b5e6f7a8b9c0e",
                      *         "mode": "live",
                      *         "prefix": "sk_live_Ab3dE9"
+                     *       },
+                     *       "pools": {
+                     *         "transactional": "transactional",
+                     *         "broadcast": "acme-dedicated"
                      *       }
                      *     }
                      */
@@ -1639,6 +1663,13 @@ export interface operations {
                         user?: {
                             id: string;
                             email: string;
+                        };
+                        /** @description The source pools of the delivery policy this account sends through (docs/sending-identity.md): the stream's own pool unless the operator assigned the account another one */
+                        pools: {
+                            /** @description The pool API and automation mail leaves through */
+                            transactional: string;
+                            /** @description The pool campaign mail leaves through */
+                            broadcast: string;
                         };
                     };
                 };
@@ -1773,6 +1804,158 @@ export interface operations {
                             /** @description sender_side_bounces, hard_bounces or complaints */
                             code: string;
                             message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit or quota exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; the body carries a requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSendingSources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pools": {
+                     *         "transactional": "transactional",
+                     *         "broadcast": "broadcast"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "name": "tx1",
+                     *           "address": "203.0.113.10",
+                     *           "ehlo": "mta1.example.com",
+                     *           "pools": [
+                     *             "transactional"
+                     *           ],
+                     *           "dns": {
+                     *             "ok": false,
+                     *             "forward": [
+                     *               "203.0.113.10"
+                     *             ],
+                     *             "reverse": [],
+                     *             "warning": "source tx1: forward-confirmed reverse DNS fails: 203.0.113.10 has no PTR record (it must name mta1.example.com)",
+                     *             "checkedAt": "2026-11-27T02:00:00.000Z"
+                     *           },
+                     *           "warmup": {
+                     *             "start": "2026-11-25",
+                     *             "day": 3,
+                     *             "cap": 200,
+                     *             "sentToday": {
+                     *               "gmail": 120,
+                     *               "microsoft": 45
+                     *             }
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The pools this account sends through, as on GET /api/v1/me */
+                        pools: {
+                            transactional: string;
+                            broadcast: string;
+                        };
+                        /** @description The sources of those pools; empty when the deployment sends without sources */
+                        data: {
+                            name: string;
+                            /** @description The IP address mail leaves from */
+                            address: string;
+                            /** @description The name it greets receivers with */
+                            ehlo: string;
+                            /** @description Which of this account's pools it belongs to */
+                            pools: string[];
+                            /** @description null until a start has checked it */
+                            dns: {
+                                /** @description The EHLO name resolves to the address and the address's PTR record names the EHLO name */
+                                ok: boolean;
+                                /** @description Addresses the EHLO name resolves to */
+                                forward: string[];
+                                /** @description Names the PTR records of the address give */
+                                reverse: string[];
+                                /** @description What to fix in DNS; null when ok */
+                                warning: string | null;
+                                /** Format: date-time */
+                                checkedAt: string;
+                            } | null;
+                            /** @description Warm-up progress (docs/sending-identity.md#warm-up); null without a plan */
+                            warmup: {
+                                /** @description The plan's first UTC day */
+                                start: string;
+                                /** @description Day of the plan today: 1 on the start day, 0 or less before it */
+                                day: number;
+                                /** @description Most messages per provider today; null after the plan's last day */
+                                cap: number | null;
+                                /** @description Sent today per provider (gmail, microsoft, …, or an MX-rolled-up destination) */
+                                sentToday: {
+                                    [key: string]: number;
+                                };
+                            } | null;
                         }[];
                     };
                 };
@@ -5342,6 +5525,13 @@ export interface operations {
                             /** @description Events of campaign messages: the campaign */
                             campaignId?: string;
                         }[];
+                        /** @description The source address the message of the requested id last left from (docs/sending-identity.md); null when the deployment has no sources or it has not been sent yet */
+                        source: {
+                            /** @description The source of the delivery policy */
+                            name: string;
+                            /** @description The IP address it connected from */
+                            address: string;
+                        } | null;
                     };
                 };
             };

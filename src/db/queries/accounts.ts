@@ -5,6 +5,9 @@ export interface AccountRow {
   name: string;
   monthly_quota: number | null;
   created_at: Date;
+  /** The account's own pools (docs/sending-identity.md); NULL: the stream's pool. */
+  pool_transactional: string | null;
+  pool_broadcast: string | null;
 }
 
 // Plain insert; ids come from the caller so they are time-ordered (UUIDv7).
@@ -31,4 +34,20 @@ export async function getAccount(db: Queryable, id: string): Promise<AccountRow 
 export async function countAccounts(db: Queryable): Promise<number> {
   const { rows } = await db.query('SELECT count(*)::int AS n FROM accounts');
   return rows[0].n as number;
+}
+
+// Sets one or both of an account's pools; a column left out keeps its value. NULL undoes.
+export async function updateAccountPools(
+  db: Queryable,
+  id: string,
+  pools: { transactional?: string | null; broadcast?: string | null },
+): Promise<AccountRow | null> {
+  const { rows } = await db.query<AccountRow>(
+    `UPDATE accounts SET
+       pool_transactional = CASE WHEN $2 THEN $3 ELSE pool_transactional END,
+       pool_broadcast     = CASE WHEN $4 THEN $5 ELSE pool_broadcast END
+     WHERE id = $1 RETURNING *`,
+    [id, 'transactional' in pools, pools.transactional ?? null, 'broadcast' in pools, pools.broadcast ?? null],
+  );
+  return rows[0] ?? null;
 }

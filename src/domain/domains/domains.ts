@@ -65,8 +65,9 @@ export interface SigningKeys {
 }
 
 /** Where our side lives, read from the configuration. */
-export function dnsTargetsOf(config: Pick<Config, 'baseUrl' | 'trackingHost'>): DnsTargets {
-  return { returnPathHost: new URL(config.baseUrl).hostname, trackingHost: config.trackingHost };
+export function dnsTargetsOf(config: Pick<Config, 'baseUrl' | 'trackingHost'> & Partial<Pick<Config, 'deliveryPolicy'>>): DnsTargets {
+  const sourceAddresses = config.deliveryPolicy?.identity.sources.map((s) => s.address) ?? [];
+  return { returnPathHost: new URL(config.baseUrl).hostname, trackingHost: config.trackingHost, ...(sourceAddresses.length ? { sourceAddresses } : {}) };
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

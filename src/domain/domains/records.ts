@@ -31,6 +31,8 @@ export interface DnsTargets {
   returnPathHost: string;
   /** POSTLINE_TRACKING_HOST. */
   trackingHost: string;
+  /** The source addresses of the delivery policy (docs/sending-identity.md): when there are any, mail leaves from them, so SPF names them instead of the host. */
+  sourceAddresses?: string[];
 }
 
 export interface ExpectedRecord {
@@ -62,8 +64,13 @@ export function spfMechanism(host: string): string {
   return family === 4 ? `ip4:${h}` : family === 6 ? `ip6:${h}` : `a:${normalizeName(h)}`;
 }
 
-export function spfRecordValue(host: string): string {
-  return `v=spf1 ${spfMechanism(host)} ~all`;
+/** The mechanisms that authorise where our mail leaves from: every source address, else the host. */
+export function spfMechanisms(host: string, sourceAddresses: string[] = []): string[] {
+  return sourceAddresses.length ? sourceAddresses.map(spfMechanism) : [spfMechanism(host)];
+}
+
+export function spfRecordValue(host: string, sourceAddresses: string[] = []): string {
+  return `v=spf1 ${spfMechanisms(host, sourceAddresses).join(' ')} ~all`;
 }
 
 export function expectedRecords(d: DomainKeysPublic, targets: DnsTargets): ExpectedRecord[] {
@@ -72,7 +79,7 @@ export function expectedRecords(d: DomainKeysPublic, targets: DnsTargets): Expec
     { type: 'TXT', name: dkimRecordName(d.rsa_selector, d.name), value: d.rsa_public_txt, purpose: 'dkim', required: true },
     { type: 'TXT', name: dkimRecordName(d.ed_selector, d.name), value: d.ed_public_txt, purpose: 'dkim_ed25519', required: false },
     { type: 'MX', name: bounce, value: normalizeName(targets.returnPathHost), priority: RETURN_PATH_MX_PRIORITY, purpose: 'return_path', required: false },
-    { type: 'TXT', name: bounce, value: spfRecordValue(targets.returnPathHost), purpose: 'spf', required: false },
+    { type: 'TXT', name: bounce, value: spfRecordValue(targets.returnPathHost, targets.sourceAddresses), purpose: 'spf', required: false },
     { type: 'TXT', name: `_dmarc.${d.name}`, value: DMARC_SUGGESTION, purpose: 'dmarc', required: false },
     { type: 'CNAME', name: trackingHostFor(d.name), value: normalizeName(targets.trackingHost), purpose: 'tracking', required: false },
   ];
@@ -102,15 +109,15 @@ export function compareDkim(published: string[] | null, expected: string): Recor
   return { status: 'mismatch', detail: 'a DKIM key is published here but it is not this domain\'s key; copy the value again' };
 }
 
-export function compareSpf(published: string[] | null, host: string): RecordCheck {
+export function compareSpf(published: string[] | null, host: string, sourceAddresses: string[] = []): RecordCheck {
   const spf = (published ?? []).map((r) => r.replaceAll('"', '').trim()).filter((r) => /^v=spf1(\s|$)/i.test(r));
   if (spf.length === 0) return { status: 'missing', detail: 'no SPF (v=spf1) record at this name' };
   if (spf.length > 1) return { status: 'mismatch', detail: 'more than one SPF record: receivers treat that as a permanent error (RFC 7208 §4.5)' };
-  const want = spfMechanism(host).toLowerCase();
   const terms = spf[0].toLowerCase().split(/\s+/).map((t) => t.replace(/^\+/, ''));
-  return terms.includes(want)
+  const missing = spfMechanisms(host, sourceAddresses).map((m) => m.toLowerCase()).filter((m) => !terms.includes(m));
+  return missing.length === 0
     ? { status: 'verified', detail: null }
-    : { status: 'mismatch', detail: `SPF record "${spf[0]}" does not include ${want}` };
+    : { status: 'mismatch', detail: `SPF record "${spf[0]}" does not include ${missing.join(' ')}` };
 }
 
 export function compareDmarc(published: string[] | null): RecordCheck {
@@ -158,7 +165,7 @@ export function checkRecord(dns: DomainDns, record: ExpectedRecord, targets: Dns
     case 'dkim_ed25519':
       return settle(async () => compareDkim(await dns.resolveTxt(record.name), record.value));
     case 'spf':
-      return settle(async () => compareSpf(await dns.resolveTxt(record.name), targets.returnPathHost));
+      return settle(async () => compareSpf(await dns.resolveTxt(record.name), targets.returnPathHost, targets.sourceAddresses));
     case 'dmarc':
       return settle(async () => compareDmarc(await dns.resolveTxt(record.name)));
     case 'return_path':

@@ -57,6 +57,8 @@ export interface EmailDetail extends EmailSummary {
   text: string | null;
   bounce: EmailBounce | null;
   events: ApiEvent[];
+  /** The source address the message of the requested id last left from (docs/sending-identity.md). */
+  source: { name: string; address: string } | null;
 }
 
 /** Statuses in which a message still waits for an attempt: only these show `nextAttemptAt`. */
@@ -141,5 +143,6 @@ export async function getSentEmail(db: Queryable, accountId: string, id: string)
     text: head.text,
     bounce: lastBounce(events, m.id),
     events,
+    source: m.source_name && m.source_address ? { name: m.source_name, address: m.source_address } : null,
   };
 }

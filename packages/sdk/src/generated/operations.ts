@@ -4,6 +4,7 @@ export const OPERATIONS = {
   reportComplaint: ['POST', '/api/fbl/inbound'],
   getMe: ['GET', '/api/v1/me'],
   getAccountHealth: ['GET', '/api/v1/account/health'],
+  listSendingSources: ['GET', '/api/v1/deliverability/sources'],
   getSession: ['GET', '/api/v1/session'],
   signIn: ['POST', '/api/v1/session'],
   signOut: ['DELETE', '/api/v1/session'],

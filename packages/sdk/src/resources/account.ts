@@ -9,12 +9,15 @@ export function accountResource(api: ApiClient) {
   const health = api.operation('getAccountHealth');
   const stats = api.operation('getStats');
   const acknowledge = api.operation('acknowledgeHealth');
+  const sources = api.operation('listSendingSources');
   return {
     get: (options?: RequestOptions) => me({}, options),
     health: (query: Query<'getAccountHealth'> = {}, options?: RequestOptions) => health({ query }, options),
     stats: (query: Query<'getStats'> = {}, options?: RequestOptions) => stats({ query }, options),
     /** Acknowledges the current health warning (the dashboard's banner). */
     acknowledgeHealth: (options?: RequestOptions) => acknowledge({}, options),
+    /** The sending sources of this account's pools, with their warm-up and reverse-DNS checks. */
+    sendingSources: (options?: RequestOptions) => sources({}, options),
   };
 }
 

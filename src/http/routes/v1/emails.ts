@@ -120,6 +120,10 @@ const MessageDetail = Type.Intersect([
     text: Type.Union([Type.String(), Type.Null()]),
     bounce: Type.Union([Bounce, Type.Null()], { description: 'The bounce that ended the message of the requested id, null when it did not bounce' }),
     events: Type.Array(EventItem, { description: 'The events of every recipient of the send, oldest first' }),
+    source: Type.Union([
+      Type.Object({ name: Type.String({ description: 'The source of the delivery policy' }), address: Type.String({ description: 'The IP address it connected from' }) }),
+      Type.Null(),
+    ], { description: 'The source address the message of the requested id last left from (docs/sending-identity.md); null when the deployment has no sources or it has not been sent yet' }),
   }),
 ]);
 
