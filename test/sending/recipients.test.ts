@@ -190,14 +190,14 @@ test('cc and bcc: a test key validates cc/bcc like a live key and stores nothing
   assert.equal(bad.json().code, liveBad.json().code);
   const before = (await pool.query('SELECT count(*)::int AS n FROM messages')).rows[0].n;
   const ok = await env.send(basicEmail({ cc: [at('x1')], bcc: [at('x2')] }), env.acme.test);
-  assert.equal(ok.statusCode, 200);
+  assert.equal(ok.statusCode, 202);
   assert.equal(ok.json().sandbox, true);
   assert.equal((await pool.query('SELECT count(*)::int AS n FROM messages')).rows[0].n, before);
 });
 
 test('cc and bcc: at and past the 50-address limit of each; NUL in an address is 4xx', async () => {
   const many = (n: number, p: string) => Array.from({ length: n }, (_, i) => at(`${p}${i}`));
-  assert.equal((await env.send(basicEmail({ cc: many(50, 'c'), bcc: many(50, 'b') }), env.acme.test)).statusCode, 200);
+  assert.equal((await env.send(basicEmail({ cc: many(50, 'c'), bcc: many(50, 'b') }), env.acme.test)).statusCode, 202);
   assert.equal((await env.send(basicEmail({ cc: many(51, 'c') }), env.acme.test)).statusCode, 422);
   assert.equal((await env.send(basicEmail({ bcc: many(51, 'b') }), env.acme.test)).statusCode, 422);
   const nul = await env.send(basicEmail({ bcc: [`a\u0000b@${RECIPIENT_DOMAIN}`] }));

@@ -173,7 +173,7 @@ test('open: tampered, foreign and sandbox tokens → 404 and no event', async ()
   }
   assert.equal((await follow(app, `https://postline.test/t/o/${signOpenToken('another-postline-secret-0123456789', id)}`)).statusCode, 404);
   const sandbox = await env.send(basicEmail(), env.acme.test);
-  assert.equal(sandbox.statusCode, 200);
+  assert.equal(sandbox.statusCode, 202);
   assert.match(sandbox.json().id, /^sbx_/);
   assert.equal((await follow(app, `https://postline.test/t/o/${signOpenToken(key, sandbox.json().id)}`)).statusCode, 404, 'sandbox messages have no row');
   assert.equal((await eventsOf(env, id)).length, before);
