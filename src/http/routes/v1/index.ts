@@ -14,6 +14,7 @@ import { hookRoutes } from './hooks.js';
 import { keyRoutes } from './keys.js';
 import { meRoutes } from './me.js';
 import { accountHealthRoutes } from './account-health.js';
+import { deliveryStatusRoutes } from './delivery-status.js';
 import { sessionRoutes } from './session.js';
 import { userRoutes } from './users.js';
 import { suppressionRoutes } from './suppression.js';
@@ -23,6 +24,7 @@ import { templateRoutes } from './templates.js';
 export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(meRoutes);
   await app.register(accountHealthRoutes);
+  await app.register(deliveryStatusRoutes);
   await app.register(sessionRoutes);
   await app.register(userRoutes);
   await app.register(keyRoutes);
