@@ -5,7 +5,7 @@ import type { SessionInfo } from '../session';
 /** Grouped as people look for things: what they send, who they send it to, how the account is set up. */
 const NAV: { group: string | null; links: [string, string][] }[] = [
   { group: null, links: [['/', 'Overview']] },
-  { group: 'Sending', links: [['/messages', 'Messages'], ['/templates', 'Templates'], ['/campaigns', 'Campaigns'], ['/automations', 'Automations'], ['/captured', 'Captured mail']] },
+  { group: 'Sending', links: [['/messages', 'Messages'], ['/templates', 'Templates'], ['/campaigns', 'Campaigns'], ['/automations', 'Automations'], ['/captured', 'Captured mail'], ['/deliverability', 'Deliverability']] },
   { group: 'Audience', links: [['/lists', 'Lists'], ['/subscribers', 'Subscribers'], ['/segments', 'Segments'], ['/suppression', 'Suppression']] },
   { group: 'Settings', links: [['/settings/domains', 'Domains'], ['/settings/keys', 'API keys'], ['/webhooks', 'Webhooks'], ['/settings/account', 'Account']] },
 ];

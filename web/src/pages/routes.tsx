@@ -6,6 +6,7 @@ import { AutomationEditorPage } from './automation-editor';
 import { AutomationPage, AutomationRunPage, AutomationRunsPage, AutomationsPage } from './automations';
 import { CampaignPage, CampaignRecipientsPage, CampaignsPage, NewCampaignPage } from './campaigns';
 import { CapturedMessagePage, CapturedPage } from './captured';
+import DeliverabilityPage from './deliverability';
 import { DomainPage, DomainsPage } from './domains';
 import KeysPage from './keys';
 import { MessagePage, MessagesPage } from './messages';
@@ -44,6 +45,7 @@ export default function Pages({ session, onSessionChange }: { session: SessionIn
       <Route path="webhooks" element={<WebhooksPage />} />
       <Route path="webhooks/:id" element={<WebhookPage />} />
       <Route path="captured" element={<CapturedPage />} />
+      <Route path="deliverability" element={<DeliverabilityPage />} />
       <Route path="captured/:id" element={<CapturedMessagePage />} />
       <Route path="settings/keys" element={<KeysPage />} />
       <Route path="settings/domains" element={<DomainsPage />} />

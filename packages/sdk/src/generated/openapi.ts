@@ -86,6 +86,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/delivery/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Traffic shaping per destination, deployment-wide
+         * @description Every destination (provider, relay or MX host set) with activity in the last hour, a suspension or a live connection: connections, messages in flight and sent in the last minute, the limits applied, and a suspension with the throttle reply behind it. The same figures as `postline delivery status --json` and the /metrics gauges. Deployment-wide aggregates, the same for every account; no message, recipient or account appears. See docs/delivery-policy.md.
+         */
+        get: operations["getDeliveryStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/session": {
         parameters: {
             query?: never;
@@ -1961,6 +1981,133 @@ export interface operations {
                                     [key: string]: number;
                                 };
                             } | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit or quota exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; the body carries a requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDeliveryStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "generatedAt": "2026-11-27T04:00:00.000Z",
+                     *       "data": [
+                     *         {
+                     *           "name": "gmail",
+                     *           "provider": "gmail",
+                     *           "source": "",
+                     *           "connections": 3,
+                     *           "inFlight": 2,
+                     *           "sentLastMinute": 118,
+                     *           "limits": {
+                     *             "maxConnections": 10,
+                     *             "messagesPerMinute": 600,
+                     *             "messagesPerConnection": 100
+                     *           },
+                     *           "suspendedUntil": "2026-11-27T04:05:00.000Z",
+                     *           "lastThrottleReply": "421-4.7.28 Our system has detected an unusual rate of unsolicited mail",
+                     *           "lastThrottleAt": "2026-11-27T03:59:58.000Z",
+                     *           "rateFactor": 0.5
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        generatedAt: string;
+                        data: {
+                            /** @description The destination: a provider name (gmail, microsoft, …), `relay`, or `mx:<hosts>` — the receiving MX host set, rolled up under provider `default` */
+                            name: string;
+                            provider: string;
+                            /** @description The sending source (IP pool); '' until sources exist */
+                            source: string;
+                            /** @description Open SMTP connections, summed over the workers */
+                            connections: number;
+                            /** @description Messages being handed over now */
+                            inFlight: number;
+                            /** @description Messages sent in the last minute (a few seconds behind) */
+                            sentLastMinute: number;
+                            limits: {
+                                maxConnections: number;
+                                /** @description null: no per-minute limit */
+                                messagesPerMinute: number | null;
+                                messagesPerConnection: number;
+                            };
+                            /** @description Set while the destination is suspended after a throttle reply */
+                            suspendedUntil: string | null;
+                            /** @description The receiver's last throttle reply, email addresses masked */
+                            lastThrottleReply: string | null;
+                            lastThrottleAt: string | null;
+                            /** @description The factor the limits are applied at: 1 at full speed, lower after a throttle */
+                            rateFactor: number;
                         }[];
                     };
                 };

@@ -5,6 +5,7 @@ export const OPERATIONS = {
   getMe: ['GET', '/api/v1/me'],
   getAccountHealth: ['GET', '/api/v1/account/health'],
   listSendingSources: ['GET', '/api/v1/deliverability/sources'],
+  getDeliveryStatus: ['GET', '/api/v1/delivery/status'],
   getSession: ['GET', '/api/v1/session'],
   signIn: ['POST', '/api/v1/session'],
   signOut: ['DELETE', '/api/v1/session'],

@@ -10,6 +10,7 @@ export function accountResource(api: ApiClient) {
   const stats = api.operation('getStats');
   const acknowledge = api.operation('acknowledgeHealth');
   const sources = api.operation('listSendingSources');
+  const delivery = api.operation('getDeliveryStatus');
   return {
     get: (options?: RequestOptions) => me({}, options),
     health: (query: Query<'getAccountHealth'> = {}, options?: RequestOptions) => health({ query }, options),
@@ -18,6 +19,8 @@ export function accountResource(api: ApiClient) {
     acknowledgeHealth: (options?: RequestOptions) => acknowledge({}, options),
     /** The sending sources of this account's pools, with their warm-up and reverse-DNS checks. */
     sendingSources: (options?: RequestOptions) => sources({}, options),
+    /** The deployment's traffic shaping per destination: connections, rate, suspensions. */
+    deliveryStatus: (options?: RequestOptions) => delivery({}, options),
   };
 }
 

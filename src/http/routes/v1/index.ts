@@ -15,6 +15,7 @@ import { keyRoutes } from './keys.js';
 import { meRoutes } from './me.js';
 import { accountHealthRoutes } from './account-health.js';
 import { deliverabilityRoutes } from './deliverability.js';
+import { deliveryStatusRoutes } from './delivery-status.js';
 import { sessionRoutes } from './session.js';
 import { userRoutes } from './users.js';
 import { suppressionRoutes } from './suppression.js';
@@ -25,6 +26,7 @@ export async function v1Routes(app: FastifyInstance): Promise<void> {
   await app.register(meRoutes);
   await app.register(accountHealthRoutes);
   await app.register(deliverabilityRoutes);
+  await app.register(deliveryStatusRoutes);
   await app.register(sessionRoutes);
   await app.register(userRoutes);
   await app.register(keyRoutes);
