@@ -996,7 +996,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a draft for sending
-         * @description 202 `{id, status}`: `sending` now, or `scheduled` when `scheduledAt` is in the future. The definition is checked again and its content frozen. Sending twice (also concurrently) answers 409 `invalid_state` and never sends twice; 409 `account_at_risk` while the account's health is at_risk and not acknowledged.
+         * @description 202 `{id, status}`: `sending` now, or `scheduled` when `scheduledAt` is in the future. The definition is checked again and its content frozen. Sending twice (also concurrently) answers 409 `invalid_state` and never sends twice; 409 `account_at_risk` while the account's health is at_risk and not acknowledged; 422 `template_error` (one `errors` entry per placeholder) when the campaign is `strict` and a placeholder has no value and no fallback for the audience.
          */
         post: operations["sendCampaign"];
         delete?: never;
@@ -11031,6 +11031,7 @@ export interface operations {
                      *           "variables": {},
                      *           "headers": {},
                      *           "scheduledAt": null,
+                     *           "strict": false,
                      *           "pauseReason": null,
                      *           "createdAt": "2026-11-20T10:15:30.123Z",
                      *           "updatedAt": "2026-11-20T10:15:30.123Z"
@@ -11069,6 +11070,8 @@ export interface operations {
                             };
                             scheduledAt: string | null;
                             throttle: number | null;
+                            /** @description The send refuses placeholders that render empty for the audience */
+                            strict: boolean;
                             pauseReason: string | null;
                             /** Format: date-time */
                             createdAt: string;
@@ -11205,6 +11208,11 @@ export interface operations {
                     scheduledAt?: string | null;
                     /** @description At most this many messages per minute */
                     throttle?: number;
+                    /**
+                     * @description Refuse the send (422 `template_error` naming each placeholder) when a placeholder has no value and no fallback for the audience, instead of only warning on save
+                     * @default false
+                     */
+                    strict?: boolean;
                 };
             };
         };
@@ -11245,6 +11253,7 @@ export interface operations {
                      *       "variables": {},
                      *       "headers": {},
                      *       "scheduledAt": null,
+                     *       "strict": false,
                      *       "pauseReason": null,
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
                      *       "updatedAt": "2026-11-20T10:15:30.123Z",
@@ -11280,6 +11289,8 @@ export interface operations {
                         };
                         scheduledAt: string | null;
                         throttle: number | null;
+                        /** @description The send refuses placeholders that render empty for the audience */
+                        strict: boolean;
                         pauseReason: string | null;
                         /** Format: date-time */
                         createdAt: string;
@@ -11416,6 +11427,7 @@ export interface operations {
                      *       "variables": {},
                      *       "headers": {},
                      *       "scheduledAt": null,
+                     *       "strict": false,
                      *       "pauseReason": null,
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
                      *       "updatedAt": "2026-11-20T10:15:30.123Z",
@@ -11506,6 +11518,8 @@ export interface operations {
                         };
                         scheduledAt: string | null;
                         throttle: number | null;
+                        /** @description The send refuses placeholders that render empty for the audience */
+                        strict: boolean;
                         pauseReason: string | null;
                         /** Format: date-time */
                         createdAt: string;
@@ -11847,6 +11861,8 @@ export interface operations {
                     scheduledAt?: string | null;
                     /** @description Messages per minute; null removes the throttle */
                     throttle?: number | null;
+                    /** @description Refuse the send (422 `template_error` naming each placeholder) when a placeholder has no value and no fallback for the audience, instead of only warning on save */
+                    strict?: boolean;
                 };
             };
         };
@@ -11887,6 +11903,7 @@ export interface operations {
                      *       "variables": {},
                      *       "headers": {},
                      *       "scheduledAt": null,
+                     *       "strict": false,
                      *       "pauseReason": null,
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
                      *       "updatedAt": "2026-11-20T10:15:30.123Z",
@@ -11922,6 +11939,8 @@ export interface operations {
                         };
                         scheduledAt: string | null;
                         throttle: number | null;
+                        /** @description The send refuses placeholders that render empty for the audience */
+                        strict: boolean;
                         pauseReason: string | null;
                         /** Format: date-time */
                         createdAt: string;
