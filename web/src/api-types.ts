@@ -1228,7 +1228,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger an event for an address
-         * @description Starts a run of every active automation listening for the event whose filter matches and whose reentry rule allows it, and wakes the runs of this address waiting for the event. No match is fine: an empty list. With a test key: 200 {sandbox: true, matched} and nothing is started or recorded. Idempotency-Key replays the first answer for 24 h.
+         * @description Starts a run of every active automation listening for the event whose filter matches and whose reentry rule allows it, and wakes the runs of this address waiting for the event. No match is fine: an empty list. With a test key: the same 202 answer plus `sandbox: true` (the runs it would start, whose ids then exist nowhere) and nothing is started, woken or recorded. Idempotency-Key replays the first answer for 24 h.
          */
         post: operations["triggerAutomations"];
         delete?: never;
@@ -14663,30 +14663,6 @@ export interface operations {
         };
         responses: {
             /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "sandbox": true,
-                     *       "event": "cart.abandoned",
-                     *       "email": "ada@example.com",
-                     *       "matched": 1
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        sandbox: true;
-                        event: string;
-                        email: string;
-                        /** @description Active automations that would have started a run */
-                        matched: number;
-                    };
-                };
-            };
-            /** @description Default Response */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -14716,7 +14692,7 @@ export interface operations {
                         }[];
                         /** @description Runs that were waiting for this event and resume now */
                         resumed: number;
-                        /** @description true when a test key made the request: it was validated and answered as with a live key, and nothing was changed */
+                        /** @description Present (true) when a test key made the request: nothing was stored */
                         sandbox?: boolean;
                     };
                 };
