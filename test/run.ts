@@ -76,7 +76,7 @@ async function main(): Promise<number> {
     // also running four other files.
     const scale = files.filter((f) => f.startsWith(join('test', 'scale')));
     const rest = files.filter((f) => !browser.includes(f) && !scale.includes(f));
-    let code = rest.length > 0 ? await runFiles(rest, [`--test-concurrency=${concurrency}`, '--test-timeout=120000'], env) : 0;
+    let code = rest.length > 0 ? await runFiles(rest, [`--test-concurrency=${concurrency}`, '--test-timeout=240000'], env) : 0;
     if (scale.length > 0) code = (await runFiles(scale, ['--test-concurrency=1', '--test-timeout=300000'], env)) || code;
     if (browser.length > 0) {
       if (process.env.POSTLINE_TEST_BROWSER === 'skip') {
