@@ -262,15 +262,42 @@ test('runs: list filtered by status, paginated; cancel ends a run once; 404 for 
   assert.equal((await api.get(`/api/v1/automations/${a.id}`)).body.counters.runsCompleted, 2);
 });
 
-test('test key: 200 {sandbox, matched}, nothing started, woken or recorded', async () => {
-  await makeAutomation(api, { trigger: { event: 'sbx' }, steps: [{ type: 'exit' }], reentry: 'always' });
-  await makeAutomation(api, { trigger: { event: 'sbx', filter: { conditions: [{ field: 'data.x', op: 'eq', value: 1 }] } }, steps: [{ type: 'exit' }] });
-  const before = (await pool.query('SELECT count(*)::int AS n FROM automation_runs')).rows[0].n;
+test('test key: the live answer (202 {event, email, runs, resumed}) plus sandbox: true; nothing started, woken or recorded', async () => {
+  const always = await makeAutomation(api, { trigger: { event: 'sbx' }, steps: [{ type: 'exit' }], reentry: 'always' });
+  const filtered = await makeAutomation(api, { trigger: { event: 'sbx', filter: { conditions: [{ field: 'data.x', op: 'eq', value: 1 }] } }, steps: [{ type: 'exit' }] });
+  const waiting = await makeAutomation(api, { trigger: { event: 'sbx.start' }, steps: [{ type: 'wait', until: { event: 'sbx', timeout: '1d' } }, { type: 'exit' }] });
+  assert.equal((await trigger('sbx.start', 'sandy@example.com')).statusCode, 202);
+  await drain();
+  const state = async () => (await pool.query(
+    `SELECT (SELECT count(*)::int FROM automation_runs) AS runs, (SELECT count(*)::int FROM automation_run_steps) AS steps,
+            (SELECT count(*)::int FROM automation_runs WHERE status = 'waiting') AS waiting`,
+  )).rows[0];
+  const before = await state();
+  assert.equal(before.waiting, 1);
+
   const res = await trigger('sbx', 'sandy@example.com', { x: 1 }, acme.test);
-  assert.equal(res.statusCode, 200);
-  assert.deepEqual(res.json(), { sandbox: true, event: 'sbx', email: 'sandy@example.com', matched: 2 });
+  assert.equal(res.statusCode, 202, res.body);
+  const body = res.json();
+  assert.deepEqual(Object.keys(body).sort(), ['email', 'event', 'resumed', 'runs', 'sandbox']);
+  assert.deepEqual([body.sandbox, body.event, body.email, body.resumed], [true, 'sbx', 'sandy@example.com', 1]);
+  assert.deepEqual(body.runs.map((r: Json) => r.automationId).sort(), [always.id, filtered.id].sort());
+  for (const r of body.runs) {
+    assert.match(r.id, /^run_[0-9a-f]{32}$/);
+    assert.equal((await api.get(`/api/v1/automations/${r.automationId}/runs/${r.id}`)).status, 404, 'a sandbox run exists nowhere');
+  }
+  // A filter that does not match: the same as live, no run of it.
+  const unmatched = (await trigger('sbx', 'sandy@example.com', { x: 2 }, acme.test)).json();
+  assert.deepEqual(unmatched.runs.map((r: Json) => r.automationId), [always.id]);
   assert.equal((await trigger('sbx', 'not an address', undefined, acme.test)).statusCode, 422);
-  assert.equal((await pool.query('SELECT count(*)::int AS n FROM automation_runs')).rows[0].n, before);
+  await drain();
+  assert.deepEqual(await state(), before);
+  assert.equal((await api.get(`/api/v1/automations/${waiting.id}/runs?status=waiting`)).body.data.length, 1);
+
+  // The live key's answer to the same trigger: same status and fields, without sandbox.
+  const live = await trigger('sbx', 'sandy@example.com', { x: 1 });
+  assert.equal(live.statusCode, 202);
+  assert.deepEqual(Object.keys(live.json()).sort(), ['email', 'event', 'resumed', 'runs']);
+  assert.equal(live.json().resumed, 1);
 });
 
 test('Idempotency-Key: the same trigger twice answers the first runs and starts nothing more', async () => {

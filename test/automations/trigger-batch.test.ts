@@ -83,7 +83,9 @@ test('a trigger in a batch with a test-key trigger: the test key still writes no
   const responses = await Promise.all([
     trigger('mix', 'live@example.com'), trigger('mix', 'sandbox@example.com', acme.test), trigger('mix', 'live@example.com'),
   ]);
-  assert.deepEqual(responses.map((r) => r.statusCode), [202, 200, 202]);
+  assert.deepEqual(responses.map((r) => r.statusCode), [202, 202, 202]);
+  assert.deepEqual(responses.map((r) => r.json().sandbox), [undefined, true, undefined]);
+  assert.equal(responses[1].json().runs.length, 1);
   assert.equal((await pool.query(`SELECT count(*)::int AS n FROM automation_runs WHERE email_key = 'sandbox@example.com'`)).rows[0].n, 0);
   assert.equal((await pool.query(`SELECT count(*)::int AS n FROM automation_runs WHERE email_key = 'live@example.com'`)).rows[0].n, 2);
 });

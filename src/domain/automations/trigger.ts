@@ -73,14 +73,13 @@ const addressOf = (t: PendingTrigger) => `${t.accountId} ${t.emailKey}`;
  * Decides, for a batch of triggers in order, which automations each one starts a run of:
  * filter matches and reentry allows it. The batch behaves exactly as its triggers one after
  * the other: a run started by an earlier trigger of the batch counts as "in progress" for a
- * later one of the same address. With `lock`, each address of the batch is locked by the
- * first statement (addressLockKeys), so concurrent batches and single triggers see each
- * other's runs.
+ * later one of the same address. Each address of the batch is locked by the first statement
+ * (addressLockKeys), so concurrent batches and single triggers see each other's runs.
  */
-async function matchAutomations(db: Queryable, batch: PendingTrigger[], lock: boolean): Promise<AutomationRow[][]> {
+async function matchAutomations(db: Queryable, batch: PendingTrigger[]): Promise<AutomationRow[][]> {
   const pairs = [...new Map(batch.map((t) => [`${t.accountId} ${t.input.event}`, { accountId: t.accountId, event: t.input.event }])).values()];
   const all = [...new Map(batch.map((t) => [addressOf(t), { accountId: t.accountId, emailKey: t.emailKey }])).values()];
-  const triggered = await selectTriggered(db, pairs, lock ? addressLockKeys(all) : []);
+  const triggered = await selectTriggered(db, pairs, addressLockKeys(all));
   const candidatesOf = batch.map((t) => triggered.get(`${t.accountId} ${t.input.event}`) ?? []);
   const concerned = batch.filter((_, i) => candidatesOf[i].length > 0);
   if (concerned.length === 0) return batch.map(() => []);
@@ -108,12 +107,6 @@ async function matchAutomations(db: Queryable, batch: PendingTrigger[], lock: bo
   });
 }
 
-/** Test keys: how many automations would start a run; nothing is written or locked. */
-export async function countMatchingAutomations(db: Queryable, accountId: string, input: TriggerInput, now: Date): Promise<number> {
-  const emailKey = checkTriggerInput(input);
-  return (await matchAutomations(db, [{ accountId, input, emailKey, now }], false))[0].length;
-}
-
 /**
  * Starts the runs and wakes the waiting ones for a batch of checked triggers, in the caller's
  * transaction, with a handful of statements whatever the batch size (the API group-commits
@@ -124,7 +117,7 @@ export async function countMatchingAutomations(db: Queryable, accountId: string,
  */
 export async function triggerEvents(db: Queryable, batch: PendingTrigger[]): Promise<TriggerResult[]> {
   if (batch.length === 0) return [];
-  const matched = await matchAutomations(db, batch, true);
+  const matched = await matchAutomations(db, batch);
   const runsOf = batch.map((t, i): RunRow[] => matched[i].map((a) => ({
     id: newId('run'),
     account_id: t.accountId,

@@ -41,6 +41,7 @@ export interface CampaignInput {
   headers?: Record<string, string>;
   scheduledAt?: string | null;
   throttle?: number | null;
+  strict?: boolean;
 }
 
 export interface CampaignDefinition {
@@ -59,6 +60,7 @@ export interface CampaignDefinition {
   headers: Record<string, string>;
   scheduledAt: string | null;
   throttle: number | null;
+  strict: boolean;
   pauseReason: string | null;
   createdAt: string;
   updatedAt: string;
@@ -81,6 +83,7 @@ export function toDefinition(r: CampaignRow): CampaignDefinition {
     headers: r.headers,
     scheduledAt: r.scheduled_at?.toISOString() ?? null,
     throttle: r.throttle,
+    strict: r.strict,
     pauseReason: r.pause_reason,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
@@ -108,6 +111,7 @@ export function definitionRow(input: CampaignInput): CampaignDefinitionRow {
     headers: input.headers ?? {},
     scheduled_at: input.scheduledAt ? new Date(input.scheduledAt) : null,
     throttle: input.throttle ?? null,
+    strict: input.strict ?? false,
   };
 }
 

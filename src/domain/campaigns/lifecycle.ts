@@ -11,7 +11,7 @@ import { hasPrefix, newId } from '../../ids.js';
 import { assertCampaignSendingAllowed } from '../stats/account-health.js';
 import type { MergeWarning } from '../merge/checks.js';
 import { countRecipients } from './audience.js';
-import { campaignMergeWarnings } from './merge-check.js';
+import { assertNothingRendersEmpty, campaignMergeWarnings, checkCampaignMerge } from './merge-check.js';
 import { checkDefinition, definitionRow, toDefinition, type CampaignDefinition, type CampaignInput } from './definition.js';
 
 /**
@@ -71,6 +71,7 @@ export async function updateCampaign(db: Queryable, accountId: string, id: strin
     headers: changes.headers ?? current.headers,
     scheduledAt: changes.scheduledAt !== undefined ? changes.scheduledAt : current.scheduledAt,
     throttle: changes.throttle !== undefined ? changes.throttle : current.throttle,
+    strict: changes.strict ?? current.strict,
   };
   const d = definitionRow(merged);
   const { content } = await checkDefinition(db, accountId, d, now);
@@ -89,14 +90,18 @@ export async function deleteCampaign(db: Queryable, accountId: string, id: strin
  * POST /{id}/send: a draft becomes `scheduled` (scheduledAt in the future) or `sending`. The
  * definition is checked again (the domain may have lost verification, a list may be gone) and
  * the content frozen: a template's parts are copied into the campaign, so editing the template
- * later does not change a campaign under way.
+ * later does not change a campaign under way. A `strict` campaign is refused (422
+ * template_error) when a placeholder would render empty for its audience.
  */
 export async function sendCampaign(db: Queryable, accountId: string, id: string, now: Date): Promise<{ id: string; status: 'scheduled' | 'sending' }> {
   const row = await requireLocked(db, accountId, id);
   if (row.status !== 'draft') throw invalidState(row, 'send it');
   await assertCampaignSendingAllowed(db, accountId, now);
   // scheduled_at was checked when it was written; a time that has passed since just means "now".
-  const { domain, content } = await checkDefinition(db, accountId, { ...definitionOf(row), scheduled_at: null }, now);
+  const d = { ...definitionOf(row), scheduled_at: null };
+  const { domain, content } = await checkDefinition(db, accountId, d, now);
+  // A strict campaign is checked here, against the audience as it is now, for a scheduled send too.
+  if (d.strict) assertNothingRendersEmpty(await checkCampaignMerge(db, accountId, d, content, now));
   const status = row.scheduled_at && row.scheduled_at.getTime() > now.getTime() ? 'scheduled' : 'sending';
   await markCampaignSending(db, row.id, { status, domainId: domain.id, ...content.sources }, now);
   await countRecipients(db, row, now, 1);

@@ -25,6 +25,8 @@ export interface CampaignDefinitionRow {
   headers: Record<string, string>;
   scheduled_at: Date | null;
   throttle: number | null;
+  /** Refuse the send when a placeholder renders empty for the audience (domain/campaigns/merge-check.ts). */
+  strict: boolean;
 }
 
 /** A campaign row: its definition plus the state the send, the fan-out and the report use. */
@@ -53,7 +55,7 @@ export interface CampaignRow extends CampaignDefinitionRow {
 
 const DEFINITION_COLUMNS = [
   'name', 'subject', 'from_email', 'from_name', 'reply_to', 'html', 'text', 'template_id', 'variables', 'audience', 'tags', 'headers',
-  'scheduled_at', 'throttle',
+  'scheduled_at', 'throttle', 'strict',
 ] as const;
 
 /** The definition part of a stored row. */

@@ -39,6 +39,9 @@ const fields = {
   headers: Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 2000 }), { maxProperties: CAMPAIGN_LIMITS.headers }),
   scheduledAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Send starts at this time (up to 365 days ahead) once the campaign is sent' }),
   throttle: Type.Integer({ minimum: 1, maximum: CAMPAIGN_LIMITS.throttleMax, description: 'At most this many messages per minute' }),
+  strict: Type.Boolean({
+    description: 'Refuse the send (422 `template_error` naming each placeholder) when a placeholder has no value and no fallback for the audience, instead of only warning on save',
+  }),
 };
 
 const createExample = {
@@ -66,6 +69,8 @@ export const CreateCampaignBody = Type.Object(
     headers: Type.Optional(fields.headers),
     scheduledAt: Type.Optional(fields.scheduledAt),
     throttle: Type.Optional(fields.throttle),
+    // The default only on create: a PATCH without `strict` keeps the stored value.
+    strict: Type.Optional(Type.Boolean({ ...fields.strict, default: false })),
   },
   { additionalProperties: false, examples: [createExample] },
 );
@@ -85,6 +90,7 @@ export const PatchCampaignBody = Type.Object(
     headers: Type.Optional(fields.headers),
     scheduledAt: Type.Optional(fields.scheduledAt),
     throttle: Type.Optional(Type.Union([fields.throttle, Type.Null()], { description: 'Messages per minute; null removes the throttle' })),
+    strict: Type.Optional(fields.strict),
   },
   { additionalProperties: false, examples: [{ subject: 'Our November news', scheduledAt: '2026-11-25T09:00:00.000Z' }] },
 );
@@ -107,6 +113,7 @@ const definitionProps = {
   headers: Type.Record(Type.String(), Type.String()),
   scheduledAt: Nullable(Type.String({ format: 'date-time' })),
   throttle: Type.Union([Type.Integer(), Type.Null()]),
+  strict: Type.Boolean({ description: 'The send refuses placeholders that render empty for the audience' }),
   pauseReason: Nullable(Type.String({ description: '`paused by request`, `account_at_risk` (health), `quota_exceeded`' })),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
@@ -128,6 +135,7 @@ export const definitionExample = {
   audience: { lists: ['lst_019a6f0c3b2e7d1a9c4b5e6f7a8b9c01'], segment: null, excludeLists: ['lst_019a6f0c3b2e7d1a9c4b5e6f7a8b9c02'] },
   headers: {},
   scheduledAt: null,
+  strict: false,
   pauseReason: null,
   createdAt: '2026-11-20T10:15:30.123Z',
   updatedAt: '2026-11-20T10:15:30.123Z',

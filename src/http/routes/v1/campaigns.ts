@@ -138,7 +138,8 @@ export async function campaignRoutes(fastify: FastifyInstance): Promise<void> {
       description:
         '202 `{id, status}`: `sending` now, or `scheduled` when `scheduledAt` is in the future. The definition is checked again and its ' +
         'content frozen. Sending twice (also concurrently) answers 409 `invalid_state` and never sends twice; 409 `account_at_risk` while ' +
-        'the account\'s health is at_risk and not acknowledged.',
+        'the account\'s health is at_risk and not acknowledged; 422 `template_error` (one `errors` entry per placeholder) when the campaign is `strict` ' +
+        'and a placeholder has no value and no fallback for the audience.',
       tags,
       params: IdParam,
       response: {

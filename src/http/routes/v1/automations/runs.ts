@@ -1,15 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { cancelRun, getRun, listRuns } from '../../../../domain/automations/runs.js';
-import {
-  checkTriggerInput, countMatchingAutomations, triggerBatches,
-} from '../../../../domain/automations/trigger.js';
+import { checkTriggerInput, triggerBatches, triggerEvent } from '../../../../domain/automations/trigger.js';
 import { problemResponse } from '../../../problem.js';
 import { finishPage, listResponse, pageOf } from '../../../pagination.js';
 import { accountWrite, withSandbox } from '../../../account-write.js';
 import { IdParam, invalidResponse, notFoundResponse } from '../common-schemas.js';
 import {
-  RunDetailSchema, runDetailExample, runExample, RunParams, RunSchema, RunsQuery, TriggerAccepted, TriggerBody, TriggerSandbox,
+  RunDetailSchema, runDetailExample, runExample, RunParams, RunSchema, RunsQuery, TriggerAccepted, TriggerBody,
 } from './schemas.js';
 
 const tags = ['automations'];
@@ -27,21 +25,23 @@ export async function automationRunRoutes(fastify: FastifyInstance): Promise<voi
       operationId: 'triggerAutomations',
       summary: 'Trigger an event for an address',
       description: 'Starts a run of every active automation listening for the event whose filter matches and whose reentry rule allows it, '
-        + 'and wakes the runs of this address waiting for the event. No match is fine: an empty list. With a test key: 200 '
-        + '{sandbox: true, matched} and nothing is started or recorded. Idempotency-Key replays the first answer for 24 h.',
+        + 'and wakes the runs of this address waiting for the event. No match is fine: an empty list. With a test key: the same 202 '
+        + 'answer plus `sandbox: true` (the runs it would start, whose ids then exist nowhere) and nothing is started, woken or recorded. '
+        + 'Idempotency-Key replays the first answer for 24 h.',
       tags,
       body: TriggerBody,
       response: {
         202: TriggerAccepted,
-        200: TriggerSandbox,
         422: invalidResponse('validation_failed: bad event name, address or data', 'email', 'is not an email address'),
       },
     },
   }, async (request, reply) => {
     const { accountId, mode } = request.auth;
+    // A test key runs the live trigger in the request's sandbox transaction, which is rolled
+    // back (account-write.ts): the same answer, and no run started, woken or recorded.
     if (mode === 'test') {
-      const matched = await countMatchingAutomations(pool, accountId, request.body, clock.now());
-      return reply.code(200).send({ sandbox: true, event: request.body.event, email: request.body.email, matched });
+      const r = await accountWrite(app, request, (db) => triggerEvent(db, accountId, request.body, clock.now()));
+      return reply.code(202).send(withSandbox(r));
     }
     const emailKey = checkTriggerInput(request.body);
     const result = await triggers.submit({ accountId, input: request.body, emailKey, now: clock.now() });

@@ -115,14 +115,8 @@ export const TriggerAccepted = Type.Object({
   email: Type.String(),
   runs: Type.Array(Type.Object({ id: Type.String({ description: 'run_…' }), automationId: Type.String() }), { description: 'Runs started (empty when no active automation matched)' }),
   resumed: Type.Integer({ description: 'Runs that were waiting for this event and resume now' }),
+  sandbox: SandboxFlag,
 }, { examples: [{ event: 'cart.abandoned', email: 'ada@example.com', runs: [{ id: 'run_019a6f0c3b2e7d1a9c4b5e6f7a8b9c50', automationId: 'aut_019a6f0c3b2e7d1a9c4b5e6f7a8b9c40' }], resumed: 0 }] });
-
-export const TriggerSandbox = Type.Object({
-  sandbox: Type.Literal(true),
-  event: Type.String(),
-  email: Type.String(),
-  matched: Type.Integer({ description: 'Active automations that would have started a run' }),
-}, { examples: [{ sandbox: true, event: 'cart.abandoned', email: 'ada@example.com', matched: 1 }] });
 
 const RunStatus = Type.Union([Type.Literal('active'), Type.Literal('waiting'), Type.Literal('completed'), Type.Literal('exited'), Type.Literal('failed')], {
   description: 'active (steps to perform now), waiting, completed, exited (exit step, unsubscribe, cancel), failed',
