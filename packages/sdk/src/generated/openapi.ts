@@ -1041,7 +1041,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a draft for sending
-         * @description 202 `{id, status}`: `sending` now, or `scheduled` when `scheduledAt` is in the future. The definition is checked again and its content frozen. Sending twice (also concurrently) answers 409 `invalid_state` and never sends twice; 409 `account_at_risk` while the account's health is at_risk and not acknowledged.
+         * @description 202 `{id, status}`: `sending` now, or `scheduled` when `scheduledAt` is in the future. The definition is checked again and its content frozen. Sending twice (also concurrently) answers 409 `invalid_state` and never sends twice; 409 `account_at_risk` while the account's health is at_risk and not acknowledged; 422 `template_error` (one `errors` entry per placeholder) when the campaign is `strict` and a placeholder has no value and no fallback for the audience.
          */
         post: operations["sendCampaign"];
         delete?: never;
@@ -1273,7 +1273,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger an event for an address
-         * @description Starts a run of every active automation listening for the event whose filter matches and whose reentry rule allows it, and wakes the runs of this address waiting for the event. No match is fine: an empty list. With a test key: 200 {sandbox: true, matched} and nothing is started or recorded. Idempotency-Key replays the first answer for 24 h.
+         * @description Starts a run of every active automation listening for the event whose filter matches and whose reentry rule allows it, and wakes the runs of this address waiting for the event. No match is fine: an empty list. With a test key: the same 202 answer plus `sandbox: true` (the runs it would start, whose ids then exist nowhere) and nothing is started, woken or recorded. Idempotency-Key replays the first answer for 24 h.
          */
         post: operations["triggerAutomations"];
         delete?: never;
@@ -11387,6 +11387,7 @@ export interface operations {
                      *           "variables": {},
                      *           "headers": {},
                      *           "scheduledAt": null,
+                     *           "strict": false,
                      *           "pauseReason": null,
                      *           "createdAt": "2026-11-20T10:15:30.123Z",
                      *           "updatedAt": "2026-11-20T10:15:30.123Z"
@@ -11425,6 +11426,8 @@ export interface operations {
                             };
                             scheduledAt: string | null;
                             throttle: number | null;
+                            /** @description The send refuses placeholders that render empty for the audience */
+                            strict: boolean;
                             pauseReason: string | null;
                             /** Format: date-time */
                             createdAt: string;
@@ -11561,6 +11564,11 @@ export interface operations {
                     scheduledAt?: string | null;
                     /** @description At most this many messages per minute */
                     throttle?: number;
+                    /**
+                     * @description Refuse the send (422 `template_error` naming each placeholder) when a placeholder has no value and no fallback for the audience, instead of only warning on save
+                     * @default false
+                     */
+                    strict?: boolean;
                 };
             };
         };
@@ -11601,6 +11609,7 @@ export interface operations {
                      *       "variables": {},
                      *       "headers": {},
                      *       "scheduledAt": null,
+                     *       "strict": false,
                      *       "pauseReason": null,
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
                      *       "updatedAt": "2026-11-20T10:15:30.123Z",
@@ -11636,6 +11645,8 @@ export interface operations {
                         };
                         scheduledAt: string | null;
                         throttle: number | null;
+                        /** @description The send refuses placeholders that render empty for the audience */
+                        strict: boolean;
                         pauseReason: string | null;
                         /** Format: date-time */
                         createdAt: string;
@@ -11772,6 +11783,7 @@ export interface operations {
                      *       "variables": {},
                      *       "headers": {},
                      *       "scheduledAt": null,
+                     *       "strict": false,
                      *       "pauseReason": null,
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
                      *       "updatedAt": "2026-11-20T10:15:30.123Z",
@@ -11862,6 +11874,8 @@ export interface operations {
                         };
                         scheduledAt: string | null;
                         throttle: number | null;
+                        /** @description The send refuses placeholders that render empty for the audience */
+                        strict: boolean;
                         pauseReason: string | null;
                         /** Format: date-time */
                         createdAt: string;
@@ -12203,6 +12217,8 @@ export interface operations {
                     scheduledAt?: string | null;
                     /** @description Messages per minute; null removes the throttle */
                     throttle?: number | null;
+                    /** @description Refuse the send (422 `template_error` naming each placeholder) when a placeholder has no value and no fallback for the audience, instead of only warning on save */
+                    strict?: boolean;
                 };
             };
         };
@@ -12243,6 +12259,7 @@ export interface operations {
                      *       "variables": {},
                      *       "headers": {},
                      *       "scheduledAt": null,
+                     *       "strict": false,
                      *       "pauseReason": null,
                      *       "createdAt": "2026-11-20T10:15:30.123Z",
                      *       "updatedAt": "2026-11-20T10:15:30.123Z",
@@ -12278,6 +12295,8 @@ export interface operations {
                         };
                         scheduledAt: string | null;
                         throttle: number | null;
+                        /** @description The send refuses placeholders that render empty for the audience */
+                        strict: boolean;
                         pauseReason: string | null;
                         /** Format: date-time */
                         createdAt: string;
@@ -15000,30 +15019,6 @@ export interface operations {
         };
         responses: {
             /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "sandbox": true,
-                     *       "event": "cart.abandoned",
-                     *       "email": "ada@example.com",
-                     *       "matched": 1
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        sandbox: true;
-                        event: string;
-                        email: string;
-                        /** @description Active automations that would have started a run */
-                        matched: number;
-                    };
-                };
-            };
-            /** @description Default Response */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -15053,7 +15048,7 @@ export interface operations {
                         }[];
                         /** @description Runs that were waiting for this event and resume now */
                         resumed: number;
-                        /** @description true when a test key made the request: it was validated and answered as with a live key, and nothing was changed */
+                        /** @description Present (true) when a test key made the request: nothing was stored */
                         sandbox?: boolean;
                     };
                 };
