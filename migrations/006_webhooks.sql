@@ -1,4 +1,4 @@
--- Webhooks (DESIGN.md §9, docs/decisions/0006-webhook-outbox.md).
+-- Webhooks (docs/architecture.md#events-and-webhooks, docs/decisions/0006-webhook-outbox.md).
 --
 -- A hook row is also its dispatch state: one batch in flight per hook keeps delivery in
 -- order. While a worker holds the hook, lease_token is set and next_attempt_at is the lease

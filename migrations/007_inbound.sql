@@ -1,5 +1,5 @@
 -- What comes back: complaint (ARF) reports and mail to our bounce addresses
--- (DESIGN.md §10, docs/complaints-and-bounces.md). Everything received is kept with its raw
+-- (docs/architecture.md#complaints-and-bounces-coming-back, docs/complaints-and-bounces.md). Everything received is kept with its raw
 -- bytes, matched or not, parseable or not: a report we could not use today is evidence a
 -- human (or a later fix) can still act on.
 

@@ -5,7 +5,7 @@ import { bounceData } from '../domain/bounces/bounce-data.js';
 import type { MessageOutcome } from './queue.js';
 import type { NewEvent } from '../domain/events.js';
 
-/** DESIGN.md §8: about 1 min, 5 min, 15 min, 1 h, 4 h, then every 8 h, for up to 72 h. */
+/** docs/architecture.md#delivery: about 1 min, 5 min, 15 min, 1 h, 4 h, then every 8 h, for up to 72 h. */
 export const RETRY_SCHEDULE_SECONDS = [60, 300, 900, 3600, 14_400, 28_800];
 export const RETRY_WINDOW_MS = 72 * 3600 * 1000;
 /** A reply's own "try again in N" hint is honoured within these bounds. */

@@ -5,7 +5,7 @@
  * same classification bounce mails get — and only a dead address is suppressed
  * (docs/bounces.md). Nothing here throws.
  *
- * Rules (DESIGN.md §8): 2xx → delivered; 4xx, connection failures, timeouts and temporary
+ * Rules (docs/architecture.md#delivery): 2xx → delivered; 4xx, connection failures, timeouts and temporary
  * DNS failures → deferred; 5xx → hard_bounce. Exceptions, each for a stated reason:
  * - 503 (bad sequence) says the session was confused, not that the message was refused → deferred.
  * - A relay rejecting our credentials (EAUTH, 535) is our configuration → deferred, never a bounce.

@@ -131,7 +131,7 @@ export function monthOf(now: Date): string {
 }
 
 /**
- * Validates one send request and prepares its row, in the order of DESIGN.md §6: schema (by
+ * Validates one send request and prepares its row, in the order docs/sending.md gives: schema (by
  * the route), addresses and headers, the verified sender domain, template and rendering, the
  * suppression list. Each step throws an AppError and stops; test keys run them all and get a
  * sandbox result instead of a row.
@@ -141,7 +141,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
   checkRawSubject(req);
   const scheduledAt = checkSchedule(req, ctx.now);
   checkAttachments(req);
-  // Test keys go through every check a live key does (issue 11, item 9: same validation, same
+  // Test keys go through every check a live key does (docs/api-keys.md: same validation, same
   // errors) and stop just before anything is stored.
   const domain = await (ctx.findDomain ?? ((a, f) => findSendingDomain(ctx.db, a, f)))(ctx.accountId, req.from.email);
   if (!domain) {

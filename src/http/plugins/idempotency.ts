@@ -36,7 +36,7 @@ function requestHash(request: FastifyRequest): Buffer {
 }
 
 /**
- * Idempotency-Key on authenticated POSTs (DESIGN.md §5). The first request claims the key
+ * Idempotency-Key on authenticated POSTs (docs/architecture.md#api-conventions, decision 0029). The first request claims the key
  * with an INSERT … ON CONFLICT DO NOTHING, so of two concurrent requests exactly one runs;
  * the other sees a record still in flight and gets 409 with Retry-After. A finished response
  * (any status below 500) is stored and replayed for 24 h with Idempotent-Replayed: true.
