@@ -4,6 +4,7 @@ import type { MessageRow } from '../../db/queries/messages.js';
 import { compileTemplate, renderTemplate, type Template } from '../../templates/index.js';
 import type { TrackingLinks } from '../tracking/links.js';
 import { mergeVariables, SAMPLE_SUBSCRIBER } from './definition.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 
 interface CompiledCampaign {
   html: Template | null;
@@ -21,7 +22,7 @@ const CACHE_SIZE = 100;
  * recipient here, right before the engine builds, tracks and signs the message.
  */
 export class CampaignRenderer {
-  private readonly cache = new Map<string, CompiledCampaign>();
+  private readonly cache = new BoundedMap<string, CompiledCampaign>(CACHE_SIZE);
 
   constructor(
     private readonly db: Queryable,
@@ -52,7 +53,6 @@ export class CampaignRenderer {
       variables: row.variables,
       headers: row.headers,
     };
-    if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(id, compiled);
     return compiled;
   }

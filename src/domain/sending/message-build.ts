@@ -4,6 +4,7 @@ import { signMessage, type DkimSigningKey } from '../../mail/dkim.js';
 import { rewriteHtml } from '../../mail/html-rewrite.js';
 import { encodeVerp } from '../../mail/verp.js';
 import { escapeHtml } from '../../templates/index.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 import { isTrackableUrl } from '../tracking/tokens.js';
 import type { TrackingLinks } from '../tracking/links.js';
 
@@ -35,13 +36,12 @@ function footerHtml(unsubscribeUrl: string, domain: string): string {
  * in place of the original URLs. Bounded: the oldest entry goes first.
  */
 const TEXT_CACHE_ENTRIES = 256;
-const derivedTexts = new Map<string, string>();
+const derivedTexts = new BoundedMap<string, string>(TEXT_CACHE_ENTRIES);
 
 function derivedText(html: string): string {
   let text = derivedTexts.get(html);
   if (text === undefined) {
     text = htmlToText(html);
-    if (derivedTexts.size >= TEXT_CACHE_ENTRIES) derivedTexts.delete(derivedTexts.keys().next().value!);
     derivedTexts.set(html, text);
   }
   return text;

@@ -11,6 +11,7 @@
  * this process, so each message does not cost a DNS query.
  */
 import { systemClock, type Clock } from '../../clock.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 import { DnsTempError, type MailDns } from '../dns.js';
 import { fetchStsPolicy, type StsFetchFailure, type StsFetchOptions, type StsFetchResult } from './fetch.js';
 import { parseStsRecord, type StsPolicy } from './policy.js';
@@ -50,7 +51,7 @@ export interface StsResolverOptions {
 export class StsPolicyResolver {
   private readonly clock: Clock;
   private readonly recheckMs: number;
-  private readonly memo = new Map<string, { lookup: StsLookup; until: number }>();
+  private readonly memo = new BoundedMap<string, { lookup: StsLookup; until: number }>(10_000);
   private readonly pending = new Map<string, Promise<StsLookup>>();
   private readonly fetchPolicy: (domain: string) => Promise<StsFetchResult>;
 
@@ -79,7 +80,6 @@ export class StsPolicyResolver {
     const now = this.clock.now().getTime();
     let until = now + this.recheckMs;
     if (lookup.kind === 'policy') until = Math.min(until, lookup.cached.expiresAt.getTime());
-    if (this.memo.size >= 10_000) this.memo.delete(this.memo.keys().next().value!);
     this.memo.set(domain, { lookup, until });
   }
 
