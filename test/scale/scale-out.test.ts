@@ -62,6 +62,9 @@ async function start(role: 'api' | 'worker'): Promise<{ child: ChildProcess; por
   return { child: s.child, port: Number(/listening on port (\d+)/.exec(s.output())?.[1] ?? 0) };
 }
 
+/** How late the test's MX may stamp bytes the killed worker had already sent. */
+const STAMP_LAG_MS = 1_000;
+
 async function kill(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGKILL');
@@ -121,7 +124,9 @@ test('scale-out: 2 APIs and 2 workers, a worker killed mid-campaign: every recip
   for (const [to, at] of duplicated) {
     assert.equal(at.length, 2, `${to} received ${at.length} times`);
     assert.ok(heldAtKill.has(to), `${to} arrived twice but the killed worker did not hold it`);
-    assert.ok(at[0] <= killedAt, `${to}: the first copy was accepted before the kill`);
+    // The killed worker's last bytes may sit in this process's socket buffers when the exit is
+    // seen, and the MX stamps them as its event loop reaches them: allow that lag.
+    assert.ok(at[0] <= killedAt + STAMP_LAG_MS, `${to}: the first copy was accepted before the kill`);
   }
   // How many depends on how many 250s arrived while the last outcome write was in flight (the
   // machine's load); which ones does not: only the killed worker's, accepted before the kill.
