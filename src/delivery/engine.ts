@@ -120,6 +120,8 @@ export class DeliveryEngine {
   /** A destination has room again (see refill); and the loop's wake-up, from the last refill. */
   private gateRoom = false;
   private wake: (() => void) | null = null;
+  /** Set by each refill; the first completion that leaves half the batch free or more calls onRoom once. */
+  private roomArmed = false;
   private readonly links: TrackingLinks;
   private readonly verpKey: Buffer;
   private readonly dns: MailDns;
@@ -204,6 +206,7 @@ export class DeliveryEngine {
     const gateRoom = this.gateRoom;
     this.gateRoom = false;
     this.wake = onRoom;
+    this.roomArmed = true;
     if (room < Math.ceil(this.opts.batchSize / 2) && !(gateRoom && room > 0)) return 0;
     const claimed = await this.claim(room);
     const lowWater = Math.floor(this.opts.batchSize / 2);
@@ -212,7 +215,12 @@ export class DeliveryEngine {
         .catch(onError)
         .finally(() => {
           this.inFlight.delete(delivery);
-          if (this.inFlight.size === lowWater) onRoom();
+          // At or below half, not only at it: a claim made while the count was already low
+          // must still announce room when its messages finish.
+          if (this.roomArmed && this.inFlight.size <= lowWater) {
+            this.roomArmed = false;
+            onRoom();
+          }
         });
       this.inFlight.add(delivery);
     }
