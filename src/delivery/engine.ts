@@ -15,7 +15,7 @@ import { TrackingLinks } from '../domain/tracking/links.js';
 import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';
 import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
 import { deriveKey } from '../mail/keyring.js';
-import { SmtpSender } from '../mail/smtp.js';
+import { SmtpSender, type SmtpTarget } from '../mail/smtp.js';
 import { claimDueMessages, completeMessages, leaseHoldersOn, releaseClaims, releaseLeasesOf } from './queue.js';
 import { destinationFor, relayDestination, type Destination } from '../delivery-policy.js';
 import { readReply } from './replies.js';
@@ -74,6 +74,13 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = { batchSize: 200, lease
 const SIGNING_CACHE_MS = 60_000;
 /** Suspensions recorded by other workers are read at least this often. */
 const SHARED_REFRESH_MS = 1_000;
+
+/** Thrown before a message's transmission when its destination was suspended meanwhile: it goes back untried. */
+class HeldBack extends Error {
+  constructor(readonly until: Date) {
+    super('destination suspended');
+  }
+}
 
 /** A claimed message handed back untried: shaping had no room for it now. */
 interface Released {
@@ -342,27 +349,42 @@ export class DeliveryEngine {
       const policy = gate.policy;
       const via = { slot: Shaping.slotKey(gate.dest, turn.slot) };
       const envelope = { from: built.returnPath, to: rcpt };
-      let result: DeliveryResult;
-      let tls: TlsSessionResult[] = [];
+      // Right before the message goes on its connection (and before each further MX host): a
+      // destination suspended since the turn was given (a throttle reply on another of its
+      // connections, here or in another worker) gets nothing more; the message goes back untried.
+      const send = (target: SmtpTarget) => {
+        if (gate.suspended()) throw new HeldBack(new Date(gate.suspendedUntil));
+        return this.sender.send(target, envelope, built.raw, via);
+      };
+      let sent: { result: DeliveryResult; tls: TlsSessionResult[] } | null = null;
+      let cause: Promise<DeferralCause | undefined> | undefined;
       try {
         if (hosts === null) {
-          result = await this.sender.send({ kind: 'relay', url: this.deps.config.smtpRelay! }, envelope, built.raw, via);
+          sent = { result: await send({ kind: 'relay', url: this.deps.config.smtpRelay! }), tls: [] };
         } else {
           // MX hosts in the order and with the TLS the domain's MTA-STS policy allows, from the source address.
-          ({ result, sessions: tls } = await deliverWithSts({
+          const { result, sessions } = await deliverWithSts({
             domain: msg.to_domain,
             hosts,
             port: this.deps.config.mxPort,
             source: source ? { address: source.address, ehlo: source.ehlo } : undefined,
             lookup: sts,
-            send: (target) => this.sender.send(target, envelope, built.raw, via),
+            send,
             isFinal: (r) => readReply(r, policy)?.kind === 'throttle',
-          }));
+          });
+          sent = { result, tls: sessions };
         }
+      } catch (err) {
+        if (err instanceof HeldBack) return { release: { id: msg.id, nextAttemptAt: err.until } };
+        throw err;
       } finally {
-        gate.done(turn.slot, true);
+        // A throttle reply suspends the destination (synchronously, in this worker) before the
+        // slot is handed on: the message waiting for it must not go out on this connection.
+        if (sent) cause = this.causeOf(sent.result, gate.dest);
+        gate.done(turn.slot, sent !== null);
       }
-      const planned: Attempted = planOutcome(msg, result, now(), await this.causeOf(result, gate.dest));
+      const { result, tls } = sent;
+      const planned: Attempted = planOutcome(msg, result, now(), await cause);
       return { ...planned, ...(source ? { source } : {}), ...(tls.length ? { tls: tls.map((t) => ({ ...t, domain: msg.to_domain })) } : {}) };
     } finally {
       gate.pending--;

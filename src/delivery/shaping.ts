@@ -4,9 +4,10 @@
  * and a worker leases from it, one call per destination at a time, never one per message:
  *
  * - connection slots, renewed every few seconds; a dead worker's slots return when its lease
- *   expires (SHAPING_LEASE_MS);
+ *   expires (SHAPING_LEASE_MS); a worker holding more than its share of slots another worker
+ *   waits for renews at its next heartbeat (HEARTBEAT_MS) and closes what it gave up;
  * - per-minute tokens from a shared bucket, taken in batches for the messages waiting;
- * - suspensions after a throttle reply, which every worker reads within a second.
+ * - suspensions after a throttle reply, which every worker reads within a heartbeat.
  *
  * A `Gate` is one destination inside this worker: a message takes a turn (a connection slot
  * and a token) before it is transmitted, and gives the slot back after. Each slot carries at
@@ -16,13 +17,26 @@
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/pool.js';
-import { leaseDestination, type LeaseRequest, recordRoutes, releaseWorkerLeases, selectSuspended, throttleDestination } from '../db/queries/shaping.js';
+import { leaseDestination, type LeaseRequest, recordRoutes, releaseWorkerLeases, selectContested, selectSuspended, throttleDestination } from '../db/queries/shaping.js';
 import type { Destination, ProviderPolicy } from '../delivery-policy.js';
 
 /** A lease lives this long without renewal: how soon a dead worker's slots return. */
 export const SHAPING_LEASE_MS = 6_000;
+/**
+ * The heartbeat: this often a worker reads what every worker shares (suspensions, and the
+ * destinations where another worker waits for slots it holds), and renews a lease that is a
+ * third of its life old or contested. One query a beat, whatever the number of destinations.
+ */
+export const HEARTBEAT_MS = 250;
 /** Token grants are spent at once; this long unspent, they are dropped (a sliding minute stays within its limit). */
 const TOKEN_LIFETIME_MS = 1_000;
+/**
+ * A gate short of tokens asks the shared bucket again after this long at least (or when the
+ * next token is due, if later): a batch of the rate, not a token per call.
+ */
+const TOKEN_ASK_MS = 100;
+/** A gate short of connection slots asks again after this long (another worker gives them back within a heartbeat or two). */
+const SLOT_ASK_MS = 200;
 /** The bucket holds this many seconds of the rate. */
 const BURST_SECONDS = 2;
 /**
@@ -89,6 +103,9 @@ export class Gate {
   private reported = 0;
   private calling = false;
   private timer: NodeJS.Timeout | null = null;
+  private timerAt = 0;
+  /** Waiters trigger no lease call before this (monotonic ms): the last call said when to come back. */
+  private askAfter = 0;
   private idleTimer: NodeJS.Timeout | null = null;
   private idleSince: number;
   readonly domains = new Set<string>();
@@ -206,7 +223,25 @@ export class Gate {
       this.open.add(slot);
       this.waiters.shift()!.resolve({ slot });
     }
-    if (this.waiters.length > 0) void this.lease();
+    if ((this.waiters.length > 0 || this.mustReport(t)) && t >= this.askAfter) void this.lease();
+  }
+
+  /**
+   * The last lease call reported more connections than the grant, and some have closed since:
+   * another worker is waiting for them, and gets them only once the database knows.
+   */
+  private mustReport(t: number): boolean {
+    return this.reported > this.slots && this.openCount(t) < this.reported;
+  }
+
+  /** Whether the lease is a third of its life old (the heartbeat renews it). */
+  renewalDue(): boolean {
+    return mono() - this.leaseAt >= SHAPING_LEASE_MS / 3;
+  }
+
+  /** Suspended now (a throttle reply here, or one another worker recorded). */
+  suspended(): boolean {
+    return this.shaping.nowMs() < this.suspendedUntil;
   }
 
   /** Whether the gate has anything to renew or report. */
@@ -249,12 +284,18 @@ export class Gate {
       if (g.suspendedUntil && g.suspendedUntil.getTime() > now) this.suspendedUntil = g.suspendedUntil.getTime();
       // Slots beyond the grant close as soon as their message is done.
       for (const slot of [...this.open]) if (slot >= this.slots && !this.busy.has(slot)) this.closeSlot(slot);
-      if (this.waiters.length > 0 && (g.tokens === 0 && limited || this.freeSlot() === null)) {
-        this.retryIn(g.retryMs > 0 ? Math.min(g.retryMs, 1_000) : 200);
+      // Short of tokens or slots: the waiters ask again when the bucket has refilled a batch
+      // (not at once: back-to-back calls each found a token or none, and kept every worker's
+      // gates polling the database), or when a slot may have been given back.
+      if (this.waiters.length > 0 && ((limited && g.tokens < wantTokens) || g.connections < want)) {
+        const wait = limited && g.tokens < wantTokens ? Math.min(Math.max(g.retryMs, TOKEN_ASK_MS), 1_000) : SLOT_ASK_MS;
+        this.askAfter = t + wait;
+        this.retryIn(wait);
       }
     } catch (err) {
       this.sent += sent;
       this.shaping.onError(err);
+      this.askAfter = t + 1_000;
       this.retryIn(1_000);
     } finally {
       this.calling = false;
@@ -272,8 +313,14 @@ export class Gate {
     this.idleTimer.unref();
   }
 
+  /** Pumps again in `ms` (or sooner, when a sooner pump is already due). */
   private retryIn(ms: number): void {
-    if (this.timer) return;
+    const at = mono() + Math.max(10, ms);
+    if (this.timer) {
+      if (this.timerAt <= at) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.pump();
@@ -420,16 +467,33 @@ export class Shaping {
     return until;
   }
 
-  /** Renews the leases of active gates (the heartbeat), every third of a lease. */
+  /** Heartbeats so far (tests count them: how many it takes for a share to move). */
+  beats = 0;
+
+  /** Starts the heartbeat (HEARTBEAT_MS). */
   start(): void {
     if (this.renewTimer) return;
-    this.renewTimer = setInterval(() => void this.renew().catch((err) => this.onError(err)), Math.floor(SHAPING_LEASE_MS / 3));
+    let beating = false;
+    this.renewTimer = setInterval(() => {
+      // A beat that outlasts the period (a loaded database) is not stacked on.
+      if (beating) return;
+      beating = true;
+      void this.beat().catch((err) => this.onError(err)).finally(() => (beating = false));
+    }, HEARTBEAT_MS);
     this.renewTimer.unref();
   }
 
-  async renew(): Promise<void> {
-    await Promise.all([...this.gates.values()].filter((g) => g.active()).map((g) => g.lease()));
-    await this.refreshShared();
+  /**
+   * One heartbeat: the suspensions every worker shares, and the destinations where another
+   * worker waits for slots this one holds (renewed now: the grant shrinks to a fair share and
+   * the connections beyond it close as soon as their message is done); other active leases are
+   * renewed when a third of their life has passed.
+   */
+  async beat(): Promise<void> {
+    const [contested] = await Promise.all([selectContested(this.deps.db, this.deps.worker, this.deps.clock.now()), this.refreshShared()]);
+    const wanted = new Set(contested.map((c) => `${c.destination}|${c.source}`));
+    this.beats++;
+    await Promise.all([...this.gates.entries()].filter(([id, g]) => wanted.has(id) || (g.active() && g.renewalDue())).map(([, g]) => g.lease()));
   }
 
   async close(): Promise<void> {

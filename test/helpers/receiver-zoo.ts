@@ -25,9 +25,10 @@ export interface ZooBehaviour {
 
 export interface ZooMx {
   address: string;
-  accepted: { to: string; at: number }[];
-  /** Throttle or refusal replies this server gave, with when. */
-  refusals: { reply: string; at: number }[];
+  /** Messages accepted, with when and the EHLO name of the client that sent them. */
+  accepted: { to: string; at: number; helo: string }[];
+  /** Throttle or refusal replies this server gave, with when and on which connection (smtp-server's session id). */
+  refusals: { reply: string; at: number; session: string }[];
   greylisted: number;
   maxOpen: number;
   open: number;
@@ -57,7 +58,7 @@ function startOne(address: string, port: number, b: ZooBehaviour): Promise<{ mx:
     closeTimeout: 200,
     onConnect(session, callback) {
       if (b.maxConnections !== undefined && mx.open >= b.maxConnections) {
-        mx.refusals.push({ reply: '421 4.7.0 Too many connections', at: Date.now() });
+        mx.refusals.push({ reply: '421 4.7.0 Too many connections', at: Date.now(), session: session.id });
         return callback(reply(421, '4.7.0 Too many connections'));
       }
       (session as { counted?: boolean }).counted = true;
@@ -68,13 +69,13 @@ function startOne(address: string, port: number, b: ZooBehaviour): Promise<{ mx:
     onClose(session) {
       if ((session as { counted?: boolean }).counted) mx.open--;
     },
-    onRcptTo(addr, _session, callback) {
+    onRcptTo(addr, session, callback) {
       const now = Date.now();
       const to = addr.address.toLowerCase();
       if (b.throttleForMs !== undefined) {
         throttleStart ??= now + (b.throttleAfterMs ?? 0);
         if (now >= throttleStart && now - throttleStart < b.throttleForMs) {
-          mx.refusals.push({ reply: '421 TSS04', at: now });
+          mx.refusals.push({ reply: '421 TSS04', at: now, session: session.id });
           return callback(reply(421, '4.7.0 [TSS04] Messages from 127.0.0.1 temporarily deferred due to unexpected volume or user complaints'));
         }
       }
@@ -86,7 +87,7 @@ function startOne(address: string, port: number, b: ZooBehaviour): Promise<{ mx:
       if (b.rate) {
         const inWindow = mx.accepted.filter((a) => now - a.at < b.rate!.windowMs).length;
         if (inWindow >= b.rate.n) {
-          mx.refusals.push({ reply: '421-4.7.28', at: now });
+          mx.refusals.push({ reply: '421-4.7.28', at: now, session: session.id });
           return callback(reply(421, '4.7.28 Our system has detected an unusual rate of unsolicited mail originating from your IP address.'));
         }
       }
@@ -96,7 +97,7 @@ function startOne(address: string, port: number, b: ZooBehaviour): Promise<{ mx:
       stream.on('data', () => {});
       stream.on('end', () => {
         const done = () => {
-          for (const r of session.envelope.rcptTo) mx.accepted.push({ to: r.address.toLowerCase(), at: Date.now() });
+          for (const r of session.envelope.rcptTo) mx.accepted.push({ to: r.address.toLowerCase(), at: Date.now(), helo: session.hostNameAppearsAs });
           callback(null);
         };
         if (b.delayMs) setTimeout(done, b.delayMs);

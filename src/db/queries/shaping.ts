@@ -74,6 +74,25 @@ export async function selectSuspended(db: Queryable, now: Date): Promise<{ desti
   return rows;
 }
 
+/**
+ * Destinations where `worker` holds connection slots that another worker waits for: that
+ * worker wants more than it holds, and holds at least two fewer than `worker` (a split within
+ * one slot is as fair as it gets). Read by every worker's shaping heartbeat, so a worker that
+ * holds all of a destination's slots gives its share back within a heartbeat of another one
+ * asking, not at its next renewal.
+ */
+export async function selectContested(db: Queryable, worker: string, now: Date): Promise<{ destination: string; source: string }[]> {
+  const { rows } = await db.query<{ destination: string; source: string }>(
+    `SELECT mine.destination, mine.source FROM delivery_leases mine
+      WHERE mine.worker = $1 AND mine.connections > 1
+        AND EXISTS (SELECT 1 FROM delivery_leases o
+                     WHERE o.destination = mine.destination AND o.source = mine.source AND o.worker <> $1
+                       AND o.expires_at > $2 AND o.wanted > o.connections AND o.connections + 1 < mine.connections)`,
+    [worker, now],
+  );
+  return rows;
+}
+
 export async function releaseWorkerLeases(db: Queryable, worker: string | string[]): Promise<void> {
   await db.query('DELETE FROM delivery_leases WHERE worker = ANY($1::text[])', [Array.isArray(worker) ? worker : [worker]]);
 }
