@@ -35,6 +35,8 @@ const TOKEN_LIFETIME_MS = 1_000;
  * next token is due, if later): a batch of the rate, not a token per call.
  */
 const TOKEN_ASK_MS = 100;
+/** Tokens are asked for ahead of the waiting messages, for those on their way, up to this long of the rate (well within TOKEN_LIFETIME_MS). */
+const TOKEN_AHEAD_MS = 250;
 /** A gate short of connection slots asks again after this long (another worker gives them back within a heartbeat or two). */
 const SLOT_ASK_MS = 200;
 /** The bucket holds this many seconds of the rate. */
@@ -223,7 +225,10 @@ export class Gate {
       this.open.add(slot);
       this.waiters.shift()!.resolve({ slot });
     }
-    if ((this.waiters.length > 0 || this.mustReport(t)) && t >= this.askAfter) void this.lease();
+    if (this.waiters.length > 0 || this.mustReport(t)) {
+      if (t >= this.askAfter) void this.lease();
+      else this.retryIn(this.askAfter - t);
+    }
   }
 
   /**
@@ -262,7 +267,13 @@ export class Gate {
     }
     const want = Math.min(p.maxConnections, this.shaping.maxConnectionsPerWorker, this.busy.size + this.waiters.length);
     const limited = this.bucket.rate !== null || p.messagesPerDay !== null;
-    const wantTokens = limited ? Math.max(0, Math.min(this.waiters.length, Math.max(1, this.bucket.burst))) : 0;
+    // Tokens for the messages waiting now and, ahead of them, for those on their way (built or
+    // being built) up to TOKEN_AHEAD_MS of the rate: one call per batch. Asking only for the
+    // waiters made a call per message whenever the bucket was not the limit (each waiter found
+    // the tokens of the last call spent).
+    const held = t - this.tokensAt > TOKEN_LIFETIME_MS ? 0 : this.tokens;
+    const ahead = this.bucket.rate === null ? 0 : Math.min(this.pending - this.busy.size, Math.ceil((this.bucket.rate * this.rateFactor * TOKEN_AHEAD_MS) / 1000));
+    const wantTokens = limited ? Math.max(0, Math.min(Math.max(this.waiters.length, ahead) - held, Math.max(1, this.bucket.burst))) : 0;
     const sent = this.sent;
     this.sent = 0;
     const open = this.openCount(t);
@@ -287,10 +298,14 @@ export class Gate {
       // Short of tokens or slots: the waiters ask again when the bucket has refilled a batch
       // (not at once: back-to-back calls each found a token or none, and kept every worker's
       // gates polling the database), or when a slot may have been given back.
-      if (this.waiters.length > 0 && ((limited && g.tokens < wantTokens) || g.connections < want)) {
-        const wait = limited && g.tokens < wantTokens ? Math.min(Math.max(g.retryMs, TOKEN_ASK_MS), 1_000) : SLOT_ASK_MS;
+      const shortOfTokens = limited && held + g.tokens < this.waiters.length;
+      if (this.waiters.length > 0 && (shortOfTokens || g.connections < want)) {
+        const wait = shortOfTokens ? Math.min(Math.max(g.retryMs, TOKEN_ASK_MS), 1_000) : SLOT_ASK_MS;
         this.askAfter = t + wait;
         this.retryIn(wait);
+      } else if (limited) {
+        // Even when served in full: calls for tokens stay a batch apart.
+        this.askAfter = t + TOKEN_ASK_MS / 2;
       }
     } catch (err) {
       this.sent += sent;
