@@ -25,7 +25,7 @@ export const SHAPING_LEASE_MS = 6_000;
 /**
  * The heartbeat: this often a worker reads what every worker shares (suspensions, and the
  * destinations where another worker waits for slots it holds), and renews a lease that is a
- * third of its life old or contested. One query a beat, whatever the number of destinations.
+ * third of its life old or contested. Two small reads a beat, whatever the number of destinations.
  */
 export const HEARTBEAT_MS = 250;
 /** Token grants are spent at once; this long unspent, they are dropped (a sliding minute stays within its limit). */
