@@ -88,11 +88,12 @@ export function dkimTxtRecord(algorithm: DkimAlgorithm, publicKeyPem: string): s
  * Sign `raw` with every key (normally one RSA and one Ed25519) for `domain` (the d= tag,
  * which must be the From domain for DMARC alignment). Returns the message with the
  * DKIM-Signature headers prepended. Any key that fails to sign fails the whole call: an
- * unsigned message must not leave by accident.
+ * unsigned message must not leave by accident. `extraHeaders` are signed too when present
+ * (a TLS report's TLS-Report-Domain, for instance).
  */
 export async function signMessage(
   raw: Buffer,
-  opts: { domain: string; keys: DkimSigningKey[]; signTime?: Date },
+  opts: { domain: string; keys: DkimSigningKey[]; signTime?: Date; extraHeaders?: readonly string[] },
 ): Promise<Buffer> {
   if (opts.keys.length === 0) throw new DkimSignError('no DKIM keys given', []);
   // Always a fixed t=: without signTime mailauth reads the clock once for the header it signs
@@ -108,7 +109,7 @@ export async function signMessage(
   }));
   const result = await dkimSign(raw, {
     // mailauth reads headerList as a colon-separated string (its typings say string[]).
-    headerList: DKIM_SIGNED_HEADERS.join(':') as unknown as string[],
+    headerList: [...DKIM_SIGNED_HEADERS, ...(opts.extraHeaders ?? [])].join(':') as unknown as string[],
     signTime,
     signatureData,
   } as DKIMSignOptions);
