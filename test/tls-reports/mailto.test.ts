@@ -10,6 +10,7 @@ import { sendDueTlsReports, type TlsReportSendDeps } from '../../src/delivery/tl
 import { tlsReportDeps } from '../../src/delivery/tls-reports/deps.js';
 import { createReportMailer } from '../../src/delivery/report-mailer.js';
 import { mailtoAddress } from '../../src/delivery/tls-reports/mailto.js';
+import { startWorkers } from '../../src/workers/index.js';
 import { ManualClock, createTestAccount, testConfig } from '../helpers/app.js';
 import { testDatabase } from '../helpers/db.js';
 import { createVerifiedDomain } from '../helpers/domains.js';
@@ -202,4 +203,26 @@ test('POSTLINE_TLSRPT_FROM must be an address; the mailer delivers nothing in ca
   const r = await capture.send({ from: 'a@b.test', to: 'tls@rcpt.test' }, Buffer.from('x'));
   assert.deepEqual([r.delivered, r.retry], [false, false]);
   await capture.close();
+});
+
+test('the worker role sends due reports with POSTLINE_TLSRPT_SEND=true, and nothing without it', async () => {
+  const workerClock = new ManualClock('2026-11-26T00:05:00.000Z');
+  await recordTlsSessions(pool, [{ domain: 'rcpt.test', at: new Date('2026-11-25T09:00:00Z'), policy: { type: 'sts', text: POLICY }, result: 'success' }]);
+  const sentRows = async () => (await pool.query("SELECT count(*)::int AS n FROM tls_reports_sent WHERE day = '2026-11-25'")).rows[0].n;
+  const runWorkersOnce = async (send: boolean) => {
+    const workerConfig = { ...config, tlsReports: { ...config.tlsReports, send } };
+    const workers = await startWorkers({ config: workerConfig, pool, clock: workerClock, log: pino({ level: 'silent' }) });
+    // Every loop's first run is a 0 ms timer made at start; one made now fires after them, and
+    // stop() waits for the runs in progress.
+    await new Promise((r) => setTimeout(r, 0));
+    await workers.stop();
+  };
+  const before = mx.messages.length;
+  await runWorkersOnce(false);
+  assert.equal(await sentRows(), 0, 'switched off: not even claimed');
+  assert.equal(mx.messages.length, before);
+  await runWorkersOnce(true);
+  assert.equal(await sentRows(), 1);
+  assert.equal(mx.messages.length, before + 1);
+  assert.equal(mx.messages.at(-1)!.envelope.to[0], 'tlsrpt@rcpt.test');
 });
