@@ -24,7 +24,7 @@ export function registerTlsReportCommands(program: Command): void {
             await deps.mail.mailer.close();
           }
         });
-        output(o.json, delivery, () => delivery.skipped ?? delivery.results.map((r) => `${r.uri}: ${r.delivered ? 'delivered' : 'not delivered'} (${r.detail})`).join('\n'));
+        output(o.json, delivery, () => delivery.skipped ?? delivery.results.map((r) => `${r.uri}: ${r.delivered ? 'delivered' : r.retry ? 'not delivered, worth trying again' : 'not delivered'} (${r.detail})`).join('\n'));
         return;
       }
       const report = await withDatabase(({ config, pool }) =>

@@ -192,6 +192,11 @@ test('without POSTLINE_TLSRPT_FROM, or with a From domain not verified here, mai
   const { sendTlsReport } = await import('../../src/delivery/tls-reports/send.js');
   const e = await sendTlsReport(unverified, 'rcpt.test', '2026-11-23');
   assert.match(e.results[0].detail, /elsewhere\.test is not a verified sender domain/);
+  // Keys that no longer decrypt (POSTLINE_SECRET changed): not sent, worth another try, no throw.
+  const wrongSecret = { ...deps, mail: { ...deps.mail, secret: 'another-secret-0123456789abcdef' } };
+  const f = await sendTlsReport(wrongSecret, 'rcpt.test', '2026-11-23');
+  assert.deepEqual([f.results[0].delivered, f.results[0].retry], [false, true]);
+  assert.match(f.results[0].detail, /could not sign the report with reports\.postline\.test's keys/);
   assert.equal(mx.messages.length, before, 'nothing sent unsigned');
 });
 

@@ -30,11 +30,17 @@ export async function mailTlsReport(deps: MailtoReportDeps, uri: string, report:
   const fromDomain = deps.from.slice(deps.from.lastIndexOf('@') + 1).toLowerCase();
   const domainId = await selectVerifiedDomainIdByName(deps.db, fromDomain);
   if (!domainId) return { delivered: false, detail: `POSTLINE_TLSRPT_FROM's domain ${fromDomain} is not a verified sender domain: add and verify it (postline domains add) so its DKIM keys can sign the reports`, retry: false };
-  const signing = await loadSigningKeys(deps.db, domainId, deps.secret);
-  const composed = await composeTlsReportMail({
-    report: report.json, gzipped: report.gzipped, domain: report.domain, submitter: report.submitter, from: deps.from, to, date: deps.now,
-  });
-  const raw = await signMessage(composed, { domain: signing.domain, keys: signing.keys, signTime: deps.now, extraHeaders: TLS_REPORT_HEADERS });
+  let raw: Buffer;
+  try {
+    const signing = await loadSigningKeys(deps.db, domainId, deps.secret);
+    const composed = await composeTlsReportMail({
+      report: report.json, gzipped: report.gzipped, domain: report.domain, submitter: report.submitter, from: deps.from, to, date: deps.now,
+    });
+    raw = await signMessage(composed, { domain: signing.domain, keys: signing.keys, signTime: deps.now, extraHeaders: TLS_REPORT_HEADERS });
+  } catch (err) {
+    // Our own failure (a key that no longer decrypts, the database): not sent, tried again later.
+    return { delivered: false, detail: `could not sign the report with ${fromDomain}'s keys: ${(err as Error).message}`, retry: true };
+  }
   return deps.mailer.send({ from: deps.from, to }, raw);
 }
 
