@@ -45,7 +45,7 @@ export function splitMessage(raw: Buffer): SplitMessage | null {
   const message = withCrlfLineBreaks(raw);
   const end = message.indexOf('\n\r\n', 0, 'latin1');
   if (end === -1) return null;
-  return { headerText: message.latin1Slice(0, end + 1), body: message.subarray(end + 3) };
+  return { headerText: message.toString('latin1', 0, end + 1), body: message.subarray(end + 3) };
 }
 
 export interface HeaderField {
