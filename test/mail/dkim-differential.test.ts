@@ -1,5 +1,6 @@
-import { before, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto, { type KeyObject } from 'node:crypto';
 import { dkimSign, type DKIMSignOptions } from 'mailauth';
 import { DKIM_SIGNED_HEADERS, generateDkimKeyPair, signMessage, type DkimKeyPair } from '../../src/mail/dkim.js';
 import { dkimSignatureHeaders, type DkimSignature } from '../../src/mail/dkim/sign.js';
@@ -17,8 +18,27 @@ let rsa: DkimKeyPair;
 let ed: DkimKeyPair;
 let signatures: DkimSignature[];
 
+// mailauth imports the PEM again for every signature (~1 ms for RSA), which would be a third of
+// this file's CPU. The reference's output does not depend on it: while this file runs, it gets
+// the KeyObject of a PEM already imported, as production did before the narrow signer
+// (decision 0038). The narrow signer imported its own createPrivateKey binding and is unaffected.
+const importKey = crypto.createPrivateKey;
+const importedKeys = new Map<string, KeyObject>();
+function cachedImport(input: Parameters<typeof importKey>[0]): KeyObject {
+  const pem = (input as { key?: unknown }).key;
+  if (!Buffer.isBuffer(pem) && typeof pem !== 'string') return importKey(input);
+  const id = pem.toString();
+  let key = importedKeys.get(id);
+  if (!key) importedKeys.set(id, (key = importKey(input)));
+  return key;
+}
+after(() => {
+  (crypto as { createPrivateKey: typeof importKey }).createPrivateKey = importKey;
+});
+
 before(async () => {
   [rsa, ed] = await Promise.all([generateDkimKeyPair('rsa'), generateDkimKeyPair('ed25519')]);
+  (crypto as { createPrivateKey: typeof importKey }).createPrivateKey = cachedImport as typeof importKey;
   signatures = [
     { algorithm: 'rsa', selector: 'pl1r', privateKeyPem: rsa.privateKeyPem },
     { algorithm: 'ed25519', selector: 'pl1e', privateKeyPem: ed.privateKeyPem },
