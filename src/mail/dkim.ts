@@ -7,11 +7,11 @@
  */
 import { createPublicKey, generateKeyPair as generateKeyPairCb } from 'node:crypto';
 import { promisify } from 'node:util';
-import { dkimSignatureHeaders, DkimSignatureError } from './dkim/sign.js';
+import { dkimSignatureHeaders, DkimSignatureError, type DkimSignature, type DkimSignatureAlgorithm } from './dkim/sign.js';
 
 const generateKeyPair = promisify(generateKeyPairCb);
 
-export type DkimAlgorithm = 'rsa' | 'ed25519';
+export type DkimAlgorithm = DkimSignatureAlgorithm;
 
 export interface DkimKeyPair {
   algorithm: DkimAlgorithm;
@@ -21,11 +21,8 @@ export interface DkimKeyPair {
   publicKeyPem: string;
 }
 
-export interface DkimSigningKey {
-  algorithm: DkimAlgorithm;
-  selector: string;
-  privateKeyPem: string;
-}
+/** One key to sign with: its algorithm, its selector (s=) and its PKCS#8 PEM. */
+export type DkimSigningKey = DkimSignature;
 
 /**
  * Header fields covered by the signatures; only those present are signed (every instance).
