@@ -44,6 +44,10 @@ export class SmtpSession {
   private opened: Promise<void> | null = null;
   private dead = false;
   private idleTimer: NodeJS.Timeout | null = null;
+  /** Fails the send in flight, if any (see discard). */
+  private abandon: (() => void) | null = null;
+  /** Fails an opening under way (see discard). */
+  private abandonOpen: (() => void) | null = null;
   /** Messages this connection carried (accepted or refused). */
   messages = 0;
   busy = false;
@@ -76,16 +80,20 @@ export class SmtpSession {
       const fail = (err: Error) => {
         if (settled) return;
         settled = true;
+        this.abandonOpen = null;
         this.discard();
         reject(err);
       };
-      // Before the session is up, errors arrive as events (a refusing greeting, TLS, DNS).
+      // Before the session is up, errors arrive as events (a refusing greeting, TLS, DNS);
+      // closing it ourselves meanwhile fails the opening too (see discard).
       this.connection.once('error', fail);
+      this.abandonOpen = () => fail(Object.assign(new Error('Connection closed by the sender'), { code: 'ECONNECTION' }));
       this.connection.connect((err?: Error | null) => {
         if (err) return fail(err);
         const done = () => {
           if (settled) return;
           settled = true;
+          this.abandonOpen = null;
           this.connection.removeListener('error', fail);
           resolve();
         };
@@ -119,7 +127,10 @@ export class SmtpSession {
     };
     this.messages++;
     return new Promise<SendOutcome>((resolve, reject) => {
+      // SMTPConnection.close() forgets a send in flight: closing one ourselves settles it here.
+      this.abandon = () => reject({ error: Object.assign(new Error('Connection closed by the sender'), { code: 'ECONNECTION' }), retryable: false } satisfies SendFailure);
       this.connection.send({ from, to: [to] }, message as unknown as Buffer, (err, info) => {
+        this.abandon = null;
         if (!err) return resolve({ response: String(info.response ?? '250 OK').trim() });
         const error = err as SessionError;
         if (TRANSACTION_REFUSED.has(error.code ?? '') && error.responseCode !== 421 && this.usable) {
@@ -151,8 +162,8 @@ export class SmtpSession {
   quit(): void {
     this.clearIdle();
     if (this.dead) return;
-    this.dead = true;
-    if (this.opened && !this.busy) {
+    if (this.opened && !this.busy && !this.abandon && !this.abandonOpen) {
+      this.dead = true;
       try {
         this.connection.quit();
         return;
@@ -160,14 +171,18 @@ export class SmtpSession {
         /* the socket is gone: close below */
       }
     }
-    this.connection.close();
+    this.discard();
   }
 
-  /** Drops the connection at once; it is never reused. */
+  /** Drops the connection at once; it is never reused. A send in flight fails. */
   discard(): void {
     this.clearIdle();
     this.dead = true;
     this.connection.close();
+    const abandon = this.abandon ?? this.abandonOpen;
+    this.abandon = null;
+    this.abandonOpen = null;
+    abandon?.();
   }
 
   private clearIdle(): void {

@@ -121,6 +121,7 @@ export class SmtpSender {
     // A reused connection the server dropped before the message left: once more on a fresh one.
     for (let attempt = 0; ; attempt++) {
       const session = await this.acquire(lane, target);
+      if (session === null) return classifySmtpError(new Error('sender is closed'), mx);
       try {
         const { response } = await session.send(envelope.from, envelope.to, raw);
         return { kind: 'delivered', response, mx };
@@ -166,7 +167,10 @@ export class SmtpSender {
   /** Close every connection (shutdown, tests). */
   async close(): Promise<void> {
     this.closed = true;
-    for (const lane of this.lanes.values()) for (const s of lane.sessions) s.quit();
+    for (const lane of this.lanes.values()) {
+      for (const s of lane.sessions) s.quit();
+      for (const wake of lane.waiting.splice(0)) wake(null);
+    }
     this.lanes.clear();
   }
 
@@ -202,10 +206,15 @@ export class SmtpSender {
   }
 
   /** An idle usable connection of the lane, a new one while under its cap, or the next one released. */
-  private async acquire(lane: Lane, target: SmtpTarget): Promise<SmtpSession> {
+  private async acquire(lane: Lane, target: SmtpTarget): Promise<SmtpSession | null> {
     lane.sessions = lane.sessions.filter((s) => s.usable || s.busy);
     let session = lane.sessions.find((s) => !s.busy && s.usable) ?? null;
     if (!session && lane.sessions.length >= lane.maxConnections) session = await new Promise<SmtpSession | null>((resolve) => lane.waiting.push(resolve));
+    // Closed while this send waited for a connection: it is not sent.
+    if (this.closed) {
+      session?.quit();
+      return null;
+    }
     // None idle and room for one more, or handed the room of a connection that was discarded.
     if (!session) {
       session = this.connect(target);

@@ -286,3 +286,15 @@ test('smtp: an idle connection says QUIT after the idle time; closeSlot ends a s
   for (let i = 0; i < 200 && verbs(server.commands).filter((v) => v === 'QUIT').length < 2; i++) await new Promise((r) => setTimeout(r, 10));
   assert.equal(verbs(server.commands).filter((v) => v === 'QUIT').length, 2);
 });
+
+test('smtp: closing the sender settles the sends still waiting for a connection', async () => {
+  const server = await mx({ dataDelayMs: 200 });
+  const s = sender({ maxConnectionsPerHost: 1 });
+  const target = { kind: 'mx' as const, host: 'mx.example.org', address: '127.0.0.1', port: server.port };
+  const sends = ['a', 'b', 'c'].map((u) => s.send(target, envelope(`${u}@example.org`), raw));
+  await server.waitForMessages(0);
+  await s.close();
+  const results = await Promise.all(sends);
+  // The first was on the wire; the two waiting ones are not sent, and nothing hangs.
+  assert.deepEqual(results.slice(1).map((r) => r.kind), ['deferred', 'deferred']);
+});
