@@ -22,8 +22,13 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
+export interface WorkerOptions {
+  /** How often the delivery loop looks for due mail when nothing wakes it (new mail does, by NOTIFY). */
+  deliveryPollMs?: number;
+}
+
 /** The worker role: every background loop. Each feature adds its loop here. */
-export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
+export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): Promise<Workers> {
   const onError = (name: string, err: unknown) => deps.log.error({ err, loop: name }, 'background loop failed; retrying');
   const notifications = new Notifications(deps.pool);
   const links = new TrackingLinks(deps.config);
@@ -34,7 +39,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   });
   // Refilling: claims again whenever half of the in-flight batch has finished (and at once
   // after a claim that found messages, in case more are due), without waiting for the rest.
-  const deliveryLoop: Loop = startLoop('delivery', 1000, async () => {
+  const deliveryLoop: Loop = startLoop('delivery', opts.deliveryPollMs ?? 1000, async () => {
     if ((await delivery.refill(() => deliveryLoop.wake(), (err) => onError('delivery', err))) > 0) deliveryLoop.wake();
   }, onError);
   notifications.on('postline_messages', () => deliveryLoop.wake());

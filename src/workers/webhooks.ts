@@ -37,11 +37,12 @@ export interface DispatchOptions {
   timeoutMs?: number;
   /** DNS for delivery-time checks (tests). */
   resolve?: Resolver;
+  /** How often the dispatcher looks for events when nothing wakes it (new events do, by NOTIFY). */
+  pollMs?: number;
 }
 
-const DEFAULTS = { maxHooks: 8, batchSize: BATCH_SIZE, batchesPerLease: 20, leaseMs: 60_000, timeoutMs: REQUEST_TIMEOUT_MS };
+const DEFAULTS = { maxHooks: 8, batchSize: BATCH_SIZE, batchesPerLease: 20, leaseMs: 60_000, timeoutMs: REQUEST_TIMEOUT_MS, pollMs: 1000 };
 type Options = typeof DEFAULTS & { resolve?: Resolver };
-const POLL_MS = 1000;
 
 export interface BatchReport {
   hookId: string;
@@ -149,7 +150,7 @@ export function startWebhookDispatcher(
       inFlight.add(p);
     }
   };
-  const loop = startLoop('webhooks', POLL_MS, step, onError);
+  const loop = startLoop('webhooks', opts.pollMs, step, onError);
 
   return {
     wake: () => loop.wake(),

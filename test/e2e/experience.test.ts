@@ -233,7 +233,7 @@ step('the main pages: axe finds nothing serious, no sideways scroll; screenshots
   const pages: [string, string][] = [
     ['overview', '/'], ['template', `/templates/${ids.template}`], ['campaign-sent', `/campaigns/${ids.campaign}`], ['subscriber', `/subscribers/${ids.subscriber}`],
     ['list', `/lists/${ids.list}`], ['domain', `/settings/domains/${ids.domain}`], ['automation-new', '/automations/new'],
-    ['deliverability', '/deliverability'],
+    ['deliverability', '/deliverability'], ['keys', '/settings/keys'],
   ];
   mkdirSync(DOCS_SHOTS, { recursive: true });
   const failures: string[] = [];
@@ -248,6 +248,11 @@ step('the main pages: axe finds nothing serious, no sideways scroll; screenshots
     await page.screenshot({ path: shot, fullPage: true });
     copyFileSync(shot, join(DOCS_SHOTS, `${name}-1280.png`));
     await page.setViewportSize({ width: 390, height: 900 });
+    if (name === 'domain') {
+      const narrow = screenshotPath('x-domain-390');
+      await page.screenshot({ path: narrow, fullPage: true });
+      copyFileSync(narrow, join(DOCS_SHOTS, 'domain-390.png'));
+    }
     const overflow = await sidewaysOverflow(page);
     if (overflow > 0) failures.push(`${name} at 390px scrolls sideways by ${overflow}px`);
     failures.push(...problems.take());

@@ -192,17 +192,21 @@ test('emails: list with filters and pagination; another account cannot read them
   assert.equal((await app.inject({ url: '/api/v1/emails', headers: other.live })).json().data.length, 0);
 });
 
-test('send: with the worker role running, an accepted message reaches the MX in well under a second', async () => {
+test('send: with the worker role running, an accepted message wakes delivery at once rather than waiting for the poll', async () => {
   const realClockEnv = await startMailEnv();
-  const workers = await startWorkers({ config: realClockEnv.config, pool: realClockEnv.pool, clock: realClockEnv.clock, log: pino({ level: 'silent' }) });
+  // A poll of a minute: a message that arrives in seconds was woken by the API's notification.
+  // (Wall time under a loaded CI is no measure of speed; bench:send-api measures latency.)
+  const workers = await startWorkers(
+    { config: realClockEnv.config, pool: realClockEnv.pool, clock: realClockEnv.clock, log: pino({ level: 'silent' }) },
+    { deliveryPollMs: 60_000 },
+  );
   try {
-    await new Promise((r) => setTimeout(r, 200)); // let LISTEN settle
     const t0 = Date.now();
     const res = await realClockEnv.send(basicEmail());
     assert.equal(res.statusCode, 202);
-    await realClockEnv.mx.waitForMessages(1, 5000);
+    await realClockEnv.mx.waitForMessages(1, 20_000);
     const ms = Date.now() - t0;
-    assert.ok(ms < 1000, `took ${ms} ms`);
+    assert.ok(ms < 20_000, `took ${ms} ms`);
   } finally {
     await workers.stop();
   }
