@@ -43,7 +43,8 @@ export interface Config {
   /** SMTP submission (docs/submission.md); each port off when unset. */
   submission: SubmissionConfig;
   /** TLS reports (RFC 8460) about recipient domains: who we say we are, and whether they are sent. */
-  tlsReports: { organization: string; contact: string; send: boolean };
+  /** TLS reports (docs/sending-identity.md#tls-reports-rfc-8460): who we say we are, whether to send, and the From of mailto reports. */
+  tlsReports: { organization: string; contact: string; send: boolean; from: string | null };
 }
 
 export interface SubmissionConfig {
@@ -154,7 +155,12 @@ function tlsReportSettings(env: Env, host: string): Config['tlsReports'] {
   const contact = (env.POSTLINE_TLSRPT_CONTACT || `postmaster@${host}`).trim();
   if (/[\r\n]/.test(organization) || organization.length > 200) throw new ConfigError('POSTLINE_TLSRPT_ORG', 'must be one line of at most 200 characters');
   if (!/^[^\s@]+@[^\s@]+$/.test(contact)) throw new ConfigError('POSTLINE_TLSRPT_CONTACT', `must be an email address, got "${contact}"`);
-  return { organization, contact, send: bool(env, 'POSTLINE_TLSRPT_SEND') };
+  // mailto reports leave from this address, DKIM-signed by its domain (docs/decisions/0036-tls-report-mail.md).
+  const from = env.POSTLINE_TLSRPT_FROM?.trim() || null;
+  if (from !== null && !/^[^\s@<>,;:"\\()[\]]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(from)) {
+    throw new ConfigError('POSTLINE_TLSRPT_FROM', `must be an email address at a domain name, got "${from}"`);
+  }
+  return { organization, contact, send: bool(env, 'POSTLINE_TLSRPT_SEND'), from };
 }
 
 export function loadConfig(env: Env = process.env): Config {

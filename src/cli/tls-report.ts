@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { parseReportDay, parseReportDomain, previousUtcDay, tlsReportFor } from '../domain/tls-reports.js';
 import { output, withDatabase } from './context.js';
 import { sendTlsReport } from '../delivery/tls-reports/send.js';
-import { createMailDns } from '../mail/dns.js';
+import { tlsReportDeps } from '../delivery/tls-reports/deps.js';
+import { systemClock } from '../clock.js';
 
 export function registerTlsReportCommands(program: Command): void {
   program
@@ -10,18 +11,20 @@ export function registerTlsReportCommands(program: Command): void {
     .description("Print the TLS report (RFC 8460) of a recipient domain for one UTC day: the MTA-STS policy applied to its MX hosts, successful sessions and failures")
     .option('--day <YYYY-MM-DD>', 'the UTC day (default: yesterday)')
     .option('--json', 'print the RFC 8460 JSON document')
-    .option('--send', "send it to the domain's rua (its _smtp._tls TXT record; https addresses) and print what happened")
+    .option('--send', "send it to the domain's rua (its _smtp._tls TXT record: https and mailto addresses) and print what happened")
     .action(async (domainArg: string, o: { day?: string; json?: boolean; send?: boolean }) => {
       const domain = parseReportDomain(domainArg);
       const day = o.day === undefined ? previousUtcDay(new Date()) : parseReportDay(o.day);
       if (o.send) {
-        const delivery = await withDatabase(({ config, pool }) => sendTlsReport({
-          db: pool,
-          dns: createMailDns({ servers: config.dnsServers }),
-          reporter: { ...config.tlsReports, host: new URL(config.baseUrl).hostname },
-          allowPrivate: config.webhookAllowPrivate,
-        }, domain, day));
-        output(o.json, delivery, () => delivery.skipped ?? delivery.results.map((r) => `${r.uri}: ${r.delivered ? 'delivered' : 'not delivered'} (${r.detail})`).join('\n'));
+        const delivery = await withDatabase(async ({ config, pool }) => {
+          const deps = tlsReportDeps({ config, pool, clock: systemClock });
+          try {
+            return await sendTlsReport(deps, domain, day);
+          } finally {
+            await deps.mail.mailer.close();
+          }
+        });
+        output(o.json, delivery, () => delivery.skipped ?? delivery.results.map((r) => `${r.uri}: ${r.delivered ? 'delivered' : r.retry ? 'not delivered, worth trying again' : 'not delivered'} (${r.detail})`).join('\n'));
         return;
       }
       const report = await withDatabase(({ config, pool }) =>

@@ -1,19 +1,17 @@
 /**
- * DKIM: key generation (node:crypto), the DNS TXT record for each key, and signing with
- * mailauth. Every message is signed twice in one pass over the bytes, RSA-SHA256 (what every
- * verifier understands) and Ed25519-SHA256 (RFC 8463; small and fast, verifiers that know
- * it prefer it), relaxed/relaxed.
+ * DKIM: key generation (node:crypto), the DNS TXT record for each key, and signing. Every
+ * message is signed twice over one body hash, RSA-SHA256 (what every verifier understands) and
+ * Ed25519-SHA256 (RFC 8463; small and fast, verifiers that know it prefer it), relaxed/relaxed,
+ * by the narrow signer in dkim/sign.ts, byte-identical to mailauth's dkimSign
+ * (docs/decisions/0038-dkim-narrow-signer.md). mailauth stays the verifier.
  */
 import { createPublicKey, generateKeyPair as generateKeyPairCb } from 'node:crypto';
 import { promisify } from 'node:util';
-import { dkimSign, type DKIMSignOptions } from 'mailauth';
-import { installKeyImportCache } from './key-import-cache.js';
-
-installKeyImportCache();
+import { dkimSignatureHeaders, DkimSignatureError, type DkimSignature, type DkimSignatureAlgorithm } from './dkim/sign.js';
 
 const generateKeyPair = promisify(generateKeyPairCb);
 
-export type DkimAlgorithm = 'rsa' | 'ed25519';
+export type DkimAlgorithm = DkimSignatureAlgorithm;
 
 export interface DkimKeyPair {
   algorithm: DkimAlgorithm;
@@ -23,14 +21,11 @@ export interface DkimKeyPair {
   publicKeyPem: string;
 }
 
-export interface DkimSigningKey {
-  algorithm: DkimAlgorithm;
-  selector: string;
-  privateKeyPem: string;
-}
+/** One key to sign with: its algorithm, its selector (s=) and its PKCS#8 PEM. */
+export type DkimSigningKey = DkimSignature;
 
 /**
- * Header fields covered by the signatures, in this order; mailauth signs only those present.
+ * Header fields covered by the signatures; only those present are signed (every instance).
  * Received, Return-Path and the like are left out because relays add or rewrite them.
  */
 export const DKIM_SIGNED_HEADERS = [
@@ -88,37 +83,23 @@ export function dkimTxtRecord(algorithm: DkimAlgorithm, publicKeyPem: string): s
  * Sign `raw` with every key (normally one RSA and one Ed25519) for `domain` (the d= tag,
  * which must be the From domain for DMARC alignment). Returns the message with the
  * DKIM-Signature headers prepended. Any key that fails to sign fails the whole call: an
- * unsigned message must not leave by accident.
+ * unsigned message must not leave by accident. `extraHeaders` are signed too when present
+ * (a TLS report's TLS-Report-Domain, for instance).
  */
 export async function signMessage(
   raw: Buffer,
-  opts: { domain: string; keys: DkimSigningKey[]; signTime?: Date },
+  opts: { domain: string; keys: DkimSigningKey[]; signTime?: Date; extraHeaders?: readonly string[] },
 ): Promise<Buffer> {
   if (opts.keys.length === 0) throw new DkimSignError('no DKIM keys given', []);
-  // Always a fixed t=: without signTime mailauth reads the clock once for the header it signs
-  // and again for the header it writes, and a second boundary between the two (an RSA signing
-  // takes milliseconds) gives a signature that cannot verify.
+  // One t= for every signature, read once.
   const signTime = opts.signTime ?? new Date();
-  const signatureData: DKIMSignOptions[] = opts.keys.map((k) => ({
-    signingDomain: opts.domain,
-    selector: k.selector,
-    privateKey: k.privateKeyPem,
-    algorithm: k.algorithm === 'rsa' ? 'rsa-sha256' : 'ed25519-sha256',
-    canonicalization: 'relaxed/relaxed',
-  }));
-  const result = await dkimSign(raw, {
-    // mailauth reads headerList as a colon-separated string (its typings say string[]).
-    headerList: DKIM_SIGNED_HEADERS.join(':') as unknown as string[],
-    signTime,
-    signatureData,
-  } as DKIMSignOptions);
-  const failures = (result.errors ?? []).map((e) => {
-    const entry = e as unknown as { selector?: string; err?: Error };
-    return { selector: entry.selector, message: entry.err?.message ?? String(e) };
-  });
-  const signatureCount = (result.signatures.match(/^DKIM-Signature:/gim) ?? []).length;
-  if (failures.length > 0 || signatureCount !== opts.keys.length) {
-    throw new DkimSignError(`DKIM signing failed: ${failures.map((f) => `${f.selector}: ${f.message}`).join('; ') || 'missing signature'}`, failures);
+  let headers: string;
+  try {
+    headers = dkimSignatureHeaders(raw, { domain: opts.domain, signatures: opts.keys, signTime, headerList: [...DKIM_SIGNED_HEADERS, ...(opts.extraHeaders ?? [])] });
+  } catch (err) {
+    const selector = err instanceof DkimSignatureError ? err.selector : undefined;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new DkimSignError(`DKIM signing failed: ${selector ? `${selector}: ` : ''}${message}`, [{ selector, message }]);
   }
-  return Buffer.concat([Buffer.from(result.signatures, 'utf8'), raw]);
+  return Buffer.concat([Buffer.from(headers, 'latin1'), raw]);
 }

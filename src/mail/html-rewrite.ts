@@ -23,6 +23,7 @@
  *   before the last `</html>`; without either, appended at the end.
  */
 import { Parser } from 'htmlparser2';
+import { BoundedMap } from '../lib/bounded-map.js';
 
 export const NOTRACK_ATTRIBUTE = 'data-postline-notrack';
 
@@ -56,13 +57,36 @@ const HTTP_URL = /^https?:\/\//i;
 const URL_EDGES = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g;
 
 export function rewriteHtml(html: string, options: RewriteOptions): string {
-  const { splices, bodyClose, htmlClose } = scan(html, options.clickUrl);
+  const sites = sitesOf(html);
+  const splices: Splice[] = [...sites.removals];
+  // In document order, as the links appear: clickUrl may note each one (the text part's links).
+  for (const link of sites.links) {
+    const tracked = options.clickUrl(link.url);
+    if (tracked !== null) splices.push({ start: link.start, end: link.end, text: `${link.prefix}${link.quote}${escapeAttribute(tracked)}${link.quote}` });
+  }
   const insertion = (options.footerHtml ?? '') + (options.pixelUrl !== undefined ? pixelTag(options.pixelUrl) : '');
   if (insertion) {
-    const at = bodyClose >= 0 ? bodyClose : htmlClose >= 0 ? htmlClose : html.length;
+    const at = sites.bodyClose >= 0 ? sites.bodyClose : sites.htmlClose >= 0 ? sites.htmlClose : html.length;
     splices.push({ start: at, end: at, text: insertion });
   }
   return applySplices(html, splices);
+}
+
+/**
+ * Where a document's splices go depends on the document alone, so it is parsed once per
+ * distinct content: a campaign's or a template's copies differ only in their tracked URLs,
+ * footer and pixel, which are put in place per copy. Bounded: the oldest entry goes first.
+ */
+const SITES_CACHE_ENTRIES = 64;
+const sitesCache = new BoundedMap<string, Sites>(SITES_CACHE_ENTRIES);
+
+function sitesOf(html: string): Sites {
+  let sites = sitesCache.get(html);
+  if (sites === undefined) {
+    sites = scan(html);
+    sitesCache.set(html, sites);
+  }
+  return sites;
 }
 
 /** An invisible 1×1 image; alt="" so clients that block images show nothing. */
@@ -70,8 +94,27 @@ export function pixelTag(pixelUrl: string): string {
   return `<img src="${escapeAttribute(pixelUrl)}" width="1" height="1" alt="" style="display:none;width:1px;height:1px;border:0;" />`;
 }
 
-function scan(html: string, clickUrl: RewriteOptions['clickUrl']): { splices: Splice[]; bodyClose: number; htmlClose: number } {
-  const splices: Splice[] = [];
+/** A document's link sites (a trackable href: what stays around its value, and the URL), notrack removals and insertion points. */
+interface LinkSite {
+  start: number;
+  end: number;
+  /** The attribute name and whatever surrounds "=", as written. */
+  prefix: string;
+  quote: '"' | "'";
+  /** Decoded and trimmed: what clickUrl is given. */
+  url: string;
+}
+
+interface Sites {
+  links: LinkSite[];
+  removals: Splice[];
+  bodyClose: number;
+  htmlClose: number;
+}
+
+function scan(html: string): Sites {
+  const removals: Splice[] = [];
+  const links: LinkSite[] = [];
   let bodyClose = -1;
   let htmlClose = -1;
   let tag = '';
@@ -112,10 +155,10 @@ function scan(html: string, clickUrl: RewriteOptions['clickUrl']): { splices: Sp
       },
       onopentag() {
         if (tag === 'a' || tag === 'area') {
-          if (notrack.length > 0) for (const span of notrack) splices.push(removal(html, span));
+          if (notrack.length > 0) for (const span of notrack) removals.push(removal(html, span));
           else if (href) {
-            const splice = trackedHref(html, href, clickUrl);
-            if (splice) splices.push(splice);
+            const site = linkSite(html, href);
+            if (site) links.push(site);
           }
         }
         tag = '';
@@ -124,21 +167,17 @@ function scan(html: string, clickUrl: RewriteOptions['clickUrl']): { splices: Sp
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
   );
   parser.end(html);
-  return { splices, bodyClose, htmlClose };
+  return { links, removals, bodyClose, htmlClose };
 }
 
-function trackedHref(html: string, attr: AttributeSpan, clickUrl: RewriteOptions['clickUrl']): Splice | null {
+function linkSite(html: string, attr: AttributeSpan): LinkSite | null {
   if (attr.quote === undefined) return null;
   const url = attr.value.replace(URL_EDGES, '');
   if (!HTTP_URL.test(url)) return null;
-  const tracked = clickUrl(url);
-  if (tracked === null) return null;
   // Keep the name and whatever surrounds "=" as written; replace only the value.
-  const raw = html.slice(attr.start, attr.end);
-  const m = /^([^\s=]+\s*=\s*)/.exec(raw);
+  const m = /^([^\s=]+\s*=\s*)/.exec(html.slice(attr.start, attr.end));
   if (!m) return null;
-  const q = attr.quote === "'" ? "'" : '"';
-  return { start: attr.start, end: attr.end, text: `${m[1]}${q}${escapeAttribute(tracked)}${q}` };
+  return { start: attr.start, end: attr.end, prefix: m[1], quote: attr.quote === "'" ? "'" : '"', url };
 }
 
 /** Remove an attribute together with the whitespace before it. */

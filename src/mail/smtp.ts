@@ -1,13 +1,16 @@
 /**
  * Outbound SMTP: hands one raw, already signed message to one MX host (or to the configured
- * relay) with nodemailer, and turns whatever happens into a DeliveryResult (classify.ts).
- * It never throws for a delivery failure.
+ * relay) and turns whatever happens into a DeliveryResult (classify.ts). It never throws for a
+ * delivery failure.
  *
- * Connections are reused per destination: one pooled nodemailer transport per host:port,
- * holding at most `maxConnectionsPerHost` connections (the per-host concurrency cap; excess
- * messages wait in the pool's queue) that close after `idleTimeoutMs` without work.
- * Transports unused for longer are dropped, so a worker that has talked to thousands of
- * domains does not keep thousands of pools.
+ * Connections are ours (smtp-session.ts: one nodemailer SMTPConnection each, reused for many
+ * messages, the envelope pipelined where the server offers it), kept in lanes: a connection
+ * slot of traffic shaping (src/delivery/shaping.ts) is a lane of one connection, which shaping
+ * closes after the destination's messagesPerConnection or when it takes the slot back; a send
+ * without a slot uses its host's lane of at most `maxConnectionsPerHost` connections (excess
+ * messages wait their turn) that close after `maxMessagesPerConnection`. Either closes a
+ * connection after `idleTimeoutMs` without work; lanes unused for longer are dropped, so a
+ * worker that has talked to thousands of domains does not keep thousands of them.
  *
  * MX delivery: STARTTLS when offered, certificates not verified (RFC 7435 opportunistic
  * security: MX certificates rarely match and refusing them would only push mail to
@@ -20,11 +23,12 @@
  * `?tls.rejectUnauthorized=false`.
  */
 import { isIP } from 'node:net';
-import { createTransport } from 'nodemailer';
+import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import type { MxHost } from './dns.js';
 import { rootCertificates } from 'node:tls';
 import { classifySmtpError, fixedVerdict, type DeliveryResult, type Deferred } from './classify.js';
 import { certificateFailureOf } from './tls-failure.js';
+import { SmtpSession, type SendFailure, type SessionAuth, type SessionOptions } from './smtp-session.js';
 
 /** One MX host: `host` is the exchange name (SNI, logs); `address` the IP to connect to, if resolved. */
 export interface MxTarget {
@@ -63,44 +67,44 @@ export interface SmtpSenderOptions {
   connectionTimeoutMs?: number;
   greetingTimeoutMs?: number;
   socketTimeoutMs?: number;
-  /** Receives transport-level errors that belong to no message (already reflected in results). */
-  onTransportError?: (key: string, err: Error) => void;
   /** CA certificates (PEM) trusted for verified MX sessions besides Node's roots. Unset: Node's store (with NODE_EXTRA_CA_CERTS). */
   extraCa?: string[];
 }
 
-type Transport = ReturnType<typeof createTransport>;
-
 /**
- * A connection slot of traffic shaping (src/delivery/shaping.ts): a transport of one
- * connection at most, reused while its target stays the same and replaced when it changes,
- * so the connections to a destination never outnumber its slots.
+ * A connection slot of traffic shaping (src/delivery/shaping.ts): a lane of one connection,
+ * reused while its target stays the same and replaced when it changes, so the connections to
+ * a destination never outnumber its slots.
  */
 export interface SlotVia {
   slot: string;
 }
 
-interface PoolEntry {
-  /** host:port or the relay URL the transport talks to. */
+/** Connections to one target (or of one shaping slot), and the sends waiting for one. */
+interface Lane {
+  /** What the lane's connections talk to: host, port, source address and TLS mode, or the relay URL. */
   target: string;
-  transport: Transport;
+  sessions: SmtpSession[];
+  /** Each is handed a released connection, or null: the room of a discarded one, to open its own. */
+  waiting: ((session: SmtpSession | null) => void)[];
+  maxConnections: number;
+  maxMessages: number;
   lastUsed: number;
-  inFlight: number;
 }
 
 /** At most this many connection attempts per message across a domain's MX hosts. */
 const MAX_MX_ATTEMPTS = 5;
 
 export class SmtpSender {
-  private readonly pools = new Map<string, PoolEntry>();
-  private readonly opts: Required<Omit<SmtpSenderOptions, 'onTransportError' | 'extraCa'>> & Pick<SmtpSenderOptions, 'onTransportError' | 'extraCa'>;
+  private readonly lanes = new Map<string, Lane>();
+  private readonly opts: Required<Omit<SmtpSenderOptions, 'extraCa'>> & Pick<SmtpSenderOptions, 'extraCa'>;
   private closed = false;
 
   constructor(opts: SmtpSenderOptions) {
     this.opts = {
       maxConnectionsPerHost: 3,
       maxMessagesPerConnection: 100,
-      idleTimeoutMs: 30_000,
+      idleTimeoutMs: 5_000,
       connectionTimeoutMs: 30_000,
       greetingTimeoutMs: 30_000,
       socketTimeoutMs: 120_000,
@@ -113,20 +117,25 @@ export class SmtpSender {
     const mx = target.kind === 'mx' ? target.host : relayHost(target.url);
     if (this.closed) return classifySmtpError(new Error('sender is closed'), mx);
     this.sweepIdle();
-    const entry = this.pool(target, via);
-    entry.inFlight++;
-    try {
-      const info = await entry.transport.sendMail({ envelope: { from: envelope.from, to: [envelope.to] }, raw });
-      return { kind: 'delivered', response: String(info.response ?? '250 OK').trim(), mx };
-    } catch (err) {
-      if (target.kind === 'mx' && target.tls === 'verified') {
-        const failure = tlsFailureOf(err);
-        if (failure) return tlsFailed(failure, mx);
+    const lane = this.lane(target, via);
+    // A reused connection the server dropped before the message left: once more on a fresh one.
+    for (let attempt = 0; ; attempt++) {
+      const session = await this.acquire(lane, target);
+      if (session === null) return classifySmtpError(new Error('sender is closed'), mx);
+      try {
+        const { response } = await session.send(envelope.from, envelope.to, raw);
+        return { kind: 'delivered', response, mx };
+      } catch (caught) {
+        const { error, retryable } = caught as SendFailure;
+        if (retryable && attempt === 0 && !this.closed) continue;
+        if (target.kind === 'mx' && target.tls === 'verified') {
+          const failure = tlsFailureOf(error);
+          if (failure) return tlsFailed(failure, mx);
+        }
+        return classifySmtpError(error, mx);
+      } finally {
+        this.release(lane, session);
       }
-      return classifySmtpError(err, mx);
-    } finally {
-      entry.inFlight--;
-      entry.lastUsed = Date.now();
     }
   }
 
@@ -155,66 +164,106 @@ export class SmtpSender {
     return last ?? classifySmtpError(new Error('no MX host to try'), null);
   }
 
-  /** Close every pooled connection (shutdown, tests). */
+  /** Close every connection (shutdown, tests). */
   async close(): Promise<void> {
     this.closed = true;
-    for (const entry of this.pools.values()) entry.transport.close();
-    this.pools.clear();
+    for (const lane of this.lanes.values()) {
+      for (const s of lane.sessions) s.quit();
+      for (const wake of lane.waiting.splice(0)) wake(null);
+    }
+    this.lanes.clear();
   }
 
-  /** Closes a slot's connection (its slot was taken back). */
+  /** Closes a slot's connection (its slot was taken back, or it carried its messagesPerConnection). */
   closeSlot(slot: string): void {
     const key = `slot:${slot}`;
-    this.pools.get(key)?.transport.close();
-    this.pools.delete(key);
+    for (const s of this.lanes.get(key)?.sessions ?? []) s.quit();
+    this.lanes.delete(key);
   }
 
-  private pool(target: SmtpTarget, via?: SlotVia): PoolEntry {
+  private lane(target: SmtpTarget, via?: SlotVia): Lane {
     // The source address and TLS mode are part of the target: a slot that changes either gets a new connection.
     const targetKey = target.kind === 'mx'
       ? `mx:${target.address ?? target.host}:${target.port}:${target.source?.address ?? ''}:${target.tls === 'verified' ? `verified:${target.host}` : ''}`
       : `relay:${target.url}`;
     const key = via ? `slot:${via.slot}` : targetKey;
-    let entry = this.pools.get(key);
-    if (entry && entry.target !== targetKey) {
-      entry.transport.close();
-      entry = undefined;
+    let lane = this.lanes.get(key);
+    if (lane && lane.target !== targetKey) {
+      for (const s of lane.sessions) s.quit();
+      // Sends still waiting for the old target's connection are handed a fresh one of theirs.
+      const waiting = lane.waiting;
+      lane = { ...lane, target: targetKey, sessions: [], waiting };
+      this.lanes.set(key, lane);
     }
-    if (!entry) {
-      // A slot's connection is closed by shaping (messagesPerConnection, a smaller grant), never by the pool itself.
-      const limits = via ? { maxConnections: 1, maxMessages: Infinity } : {};
-      const transport = createTransport({ ...this.commonOptions(), ...limits, ...(target.kind === 'mx' ? mxOptions(target, this.opts.extraCa) : { url: target.url }) });
-      // Errors reach the waiting sendMail callbacks; this only keeps a stray one from crashing.
-      transport.on('error', (err) => this.opts.onTransportError?.(key, err));
-      entry = { target: targetKey, transport, lastUsed: Date.now(), inFlight: 0 };
-      this.pools.set(key, entry);
+    if (!lane) {
+      // A slot's connection is closed by shaping (messagesPerConnection, a smaller grant), never by the lane itself.
+      lane = via
+        ? { target: targetKey, sessions: [], waiting: [], maxConnections: 1, maxMessages: Infinity, lastUsed: Date.now() }
+        : { target: targetKey, sessions: [], waiting: [], maxConnections: this.opts.maxConnectionsPerHost, maxMessages: this.opts.maxMessagesPerConnection, lastUsed: Date.now() };
+      this.lanes.set(key, lane);
     }
-    return entry;
+    return lane;
   }
 
-  private commonOptions() {
-    return {
-      pool: true as const,
+  /** An idle usable connection of the lane, a new one while under its cap, or the next one released. */
+  private async acquire(lane: Lane, target: SmtpTarget): Promise<SmtpSession | null> {
+    lane.sessions = lane.sessions.filter((s) => s.usable || s.busy);
+    let session = lane.sessions.find((s) => !s.busy && s.usable) ?? null;
+    if (!session && lane.sessions.length >= lane.maxConnections) session = await new Promise<SmtpSession | null>((resolve) => lane.waiting.push(resolve));
+    // Closed while this send waited for a connection: it is not sent.
+    if (this.closed) {
+      session?.quit();
+      return null;
+    }
+    // None idle and room for one more, or handed the room of a connection that was discarded.
+    if (!session) {
+      session = this.connect(target);
+      lane.sessions.push(session);
+    }
+    session.busy = true;
+    return session;
+  }
+
+  /** Hands the connection (or, when it is spent or broken, its room) to the next waiting send, or lets it idle. */
+  private release(lane: Lane, session: SmtpSession): void {
+    session.busy = false;
+    lane.lastUsed = Date.now();
+    if (session.usable && session.messages >= lane.maxMessages) session.quit();
+    if (!session.usable) lane.sessions = lane.sessions.filter((s) => s !== session);
+    const next = lane.waiting.shift();
+    if (next) {
+      if (session.usable) session.busy = true;
+      next(session.usable ? session : null);
+      return;
+    }
+    if (session.usable) {
+      session.idleFor(this.opts.idleTimeoutMs, () => {
+        lane.sessions = lane.sessions.filter((s) => s !== session);
+      });
+    }
+  }
+
+  /** A new connection to `target`. */
+  private connect(target: SmtpTarget): SmtpSession {
+    const common: SessionOptions = {
       name: this.opts.heloName,
-      maxConnections: this.opts.maxConnectionsPerHost,
-      maxMessages: this.opts.maxMessagesPerConnection,
-      idleTimeout: this.opts.idleTimeoutMs,
-      // A connection dropped mid-send is retried once on a fresh connection, then reported.
-      maxRequeues: 1,
       connectionTimeout: this.opts.connectionTimeoutMs,
       greetingTimeout: this.opts.greetingTimeoutMs,
       socketTimeout: this.opts.socketTimeoutMs,
       logger: false,
     };
+    if (target.kind === 'mx') return new SmtpSession({ ...common, ...mxOptions(target, this.opts.extraCa) });
+    const { auth, ...relay } = parseConnectionUrl(target.url) as SessionOptions & { auth?: Partial<SessionAuth> };
+    return new SmtpSession({ ...common, ...relay }, auth?.user ? { user: auth.user, pass: auth.pass ?? '' } : undefined);
   }
 
-  /** Drop transports that have had nothing to do for twice the idle timeout. */
+  /** Drop lanes that have had nothing to do for twice the idle timeout. */
   private sweepIdle(): void {
     const cutoff = Date.now() - 2 * this.opts.idleTimeoutMs;
-    for (const [key, entry] of this.pools) {
-      if (entry.inFlight === 0 && entry.lastUsed < cutoff) {
-        entry.transport.close();
-        this.pools.delete(key);
+    for (const [key, lane] of this.lanes) {
+      if (lane.waiting.length === 0 && lane.sessions.every((s) => !s.busy) && lane.lastUsed < cutoff) {
+        for (const s of lane.sessions) s.quit();
+        this.lanes.delete(key);
       }
     }
   }

@@ -14,7 +14,7 @@ import { notifySoon } from '../db/notify.js';
 import { runCampaignStep } from '../domain/campaigns/runner.js';
 import { requireAccount } from '../domain/accounts.js';
 import { sendDueTlsReports } from '../delivery/tls-reports/send.js';
-import { createMailDns } from '../mail/dns.js';
+import { tlsReportDeps } from '../delivery/tls-reports/deps.js';
 
 export type { WorkerDeps } from './deps.js';
 
@@ -51,6 +51,7 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
   const campaignLoop = startLoop('campaigns', 1_000, () => runCampaignStep({ ...campaignDeps(deps), onFanOut }), onError);
   notifications.on('postline_campaigns', () => campaignLoop.wake());
   const webhooks = startWebhookDispatcher(deps, onError);
+  const tlsReports = deps.config.tlsReports.send ? tlsReportDeps(deps) : null;
   notifications.on('postline_events', () => webhooks.wake());
   const loops: Loop[] = [
     startLoop('maintenance', 60_000, () => runMaintenance(deps.pool, deps.clock), onError),
@@ -61,7 +62,7 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
     startLoop('confirmation-mails', 2_000, () => runConfirmationMails(deps, links), onError),
     ...startAutomationLoops(deps, notifications, onError),
     // TLS reports of the finished UTC day to the domains that ask for them (POSTLINE_TLSRPT_SEND=true).
-    ...(deps.config.tlsReports.send ? [startLoop('tls-reports', 10 * 60_000, () => sendDueTlsReports(tlsReportDeps(deps), deps.clock.now()), onError)] : []),
+    ...(tlsReports ? [startLoop('tls-reports', 10 * 60_000, () => sendDueTlsReports(tlsReports), onError)] : []),
   ];
   await notifications.start();
   return {
@@ -69,6 +70,7 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
       await notifications.stop();
       await Promise.all(loops.map((l) => l.stop()));
       await delivery.close();
+      await tlsReports?.mail.mailer.close();
     },
   };
 }
@@ -90,15 +92,4 @@ export async function runConfirmationMails(deps: WorkerDeps, links: TrackingLink
     notifySoon(deps.pool, 'postline_events');
   }
   return queued;
-}
-
-/** What sending TLS reports needs: the mail resolver, who we are, and the webhooks' private-address rule. */
-export function tlsReportDeps(deps: WorkerDeps) {
-  const { config } = deps;
-  return {
-    db: deps.pool,
-    dns: createMailDns({ servers: config.dnsServers, clock: deps.clock }),
-    reporter: { ...config.tlsReports, host: new URL(config.baseUrl).hostname },
-    allowPrivate: config.webhookAllowPrivate,
-  };
 }

@@ -141,8 +141,9 @@ test('receiver zoo, two workers: limits hold at every receiver, throttling and g
     POSTLINE_FBL_SECRET: 'fbl_test-secret-0123456789', POSTLINE_DELIVERY_POLICY: policyPath, LOG_LEVEL: 'silent',
   });
   assert.equal(cli.code, 0, cli.stderr);
-  const status = JSON.parse(cli.stdout) as { name: string; limits: Record<string, unknown>; lastThrottleReply: string | null; sentLastMinute: number; connections: number }[];
-  const byName = new Map(status.map((d) => [d.name, d]));
+  const status = JSON.parse(cli.stdout) as { generatedAt: string; sources: unknown[]; data: { name: string; limits: Record<string, unknown>; lastThrottleReply: string | null; sentLastMinute: number; connections: number }[] };
+  assert.deepEqual(status.sources, [], 'a policy without sources');
+  const byName = new Map(status.data.map((d) => [d.name, d]));
   assert.deepEqual(byName.get('conncap')!.limits, { maxConnections: 2, messagesPerMinute: null, messagesPerConnection: 5 });
   assert.deepEqual(byName.get('ratecap')!.limits, { maxConnections: 3, messagesPerMinute: 300, messagesPerConnection: 100 });
   assert.match(byName.get('throttled')!.lastThrottleReply!, /TSS04/);

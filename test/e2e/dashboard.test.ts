@@ -1,11 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { reserveWarmupSend } from '../../src/db/queries/warmup.js';
+import { reverseName, startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { testDatabase } from '../helpers/db.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import {
@@ -32,11 +33,28 @@ const jsSizes = new Map<string, number>();
 ensureDashboardBuilt();
 const db = await testDatabase();
 
+// Two source addresses (delivery is captured, so nothing is bound to them): tx1's DNS is right,
+// bulk1's address has no PTR record, and bulk1 is on the first day of a warm-up.
+const TODAY = new Date().toISOString().slice(0, 10);
+const dataDir = mkdtempSync(join(tmpdir(), 'postline-e2e-'));
+const policyPath = join(dataDir, 'delivery-policy.json');
+writeFileSync(policyPath, JSON.stringify({
+  sources: {
+    tx1: { address: '127.0.0.81', ehlo: 'tx1.e2e-mta.test' },
+    bulk1: { address: '127.0.0.82', ehlo: 'bulk1.e2e-mta.test', warmup: { start: TODAY, daily: [500, 1000] } },
+  },
+  pools: { transactional: ['tx1'], broadcast: ['bulk1'] },
+}));
+
 before(async () => {
   [dns, receiver] = await Promise.all([startDnsServer(), startWebhookReceiver()]);
+  dns.setRecords('tx1.e2e-mta.test', 'A', ['127.0.0.81']);
+  dns.setRecords(reverseName('127.0.0.81'), 'PTR', ['tx1.e2e-mta.test']);
+  dns.setRecords('bulk1.e2e-mta.test', 'A', ['127.0.0.82']);
   server = await startServer({
     DATABASE_URL: db.url,
-    POSTLINE_DATA_DIR: mkdtempSync(join(tmpdir(), 'postline-e2e-')),
+    POSTLINE_DATA_DIR: dataDir,
+    POSTLINE_DELIVERY_POLICY: policyPath,
     POSTLINE_SECRET: 'e2e-secret-0123456789abcdef0123',
     POSTLINE_FBL_SECRET: 'fbl_e2e-secret-0123456789',
     POSTLINE_DELIVERY: 'capture',
@@ -450,6 +468,44 @@ step('automations: create one in the editor (a 422 shown at its step path), edit
   assertNoProblems('automations');
 });
 
+step('deliverability: each sending address with its pools, EHLO name, DNS warning and warm-up progress per provider', async () => {
+  // What a worker's reservations leave behind: 120 sent to Gmail and 45 to Microsoft today.
+  for (const [provider, n] of [['gmail', 120], ['microsoft', 45]] as const) {
+    for (let i = 0; i < n; i++) assert.ok(await reserveWarmupSend(db.pool, { source: 'bulk1', provider, day: TODAY, cap: 500 }));
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto(`${server.baseUrl}/`);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Deliverability' }).click();
+  await page.getByRole('heading', { name: 'Sending addresses', level: 2 }).waitFor();
+  const tx1 = page.getByTestId('source-tx1');
+  const bulk1 = page.getByTestId('source-bulk1');
+  await bulk1.waitFor();
+  const tx1Text = await tx1.innerText();
+  assert.match(tx1Text, /127\.0\.0\.81/);
+  assert.match(tx1Text, /tx1\.e2e-mta\.test/);
+  assert.match(tx1Text, /transactional/);
+  assert.match(tx1Text, /DNS ok/);
+  assert.match(tx1Text, /No warm-up plan/);
+  assert.equal(await tx1.getByTestId('source-dns-warning').count(), 0);
+
+  const bulkText = await bulk1.innerText();
+  assert.match(bulkText, /bulk1\.e2e-mta\.test/);
+  assert.match(bulkText, /broadcast/);
+  const warning = bulk1.getByTestId('source-dns-warning');
+  assert.ok(await warning.isVisible(), 'the DNS warning is shown');
+  assert.match(await warning.innerText(), /127\.0\.0\.82 has no PTR record/);
+  assert.match(bulkText, /Day 1 of the warm-up: up to 500 messages per provider today, 165 sent/);
+  const gmail = bulk1.getByRole('progressbar', { name: 'gmail: 120 of 500' });
+  assert.equal(await gmail.getAttribute('value'), '120');
+  assert.equal(await gmail.getAttribute('max'), '500');
+  assert.equal(await bulk1.getByRole('progressbar', { name: 'microsoft: 45 of 500' }).getAttribute('value'), '45');
+
+  // The refresh picks up more sends without a reload.
+  assert.ok(await reserveWarmupSend(db.pool, { source: 'bulk1', provider: 'gmail', day: TODAY, cap: 500 }));
+  await bulk1.getByRole('progressbar', { name: 'gmail: 121 of 500' }).waitFor({ timeout: 15_000 });
+  assertNoProblems('deliverability');
+});
+
 step('every page: its own URL survives a reload, axe-core finds nothing serious, no sideways scroll at 1280 and 390 px, screenshots', async () => {
   const pages: [string, string][] = [
     ['overview', '/'], ['messages', '/messages'], ['message', `/messages/${ids.message}`], ['templates', '/templates'],
@@ -459,6 +515,7 @@ step('every page: its own URL survives a reload, axe-core finds nothing serious,
     ['automations', '/automations'], ['automation-new', '/automations/new'], ['automation', `/automations/${ids.automation}`], ['automation-edit', `/automations/${ids.automation}/edit`], ['automation-runs', `/automations/${ids.automation}/runs`], ['automation-run', `/automations/${ids.automation}/runs/${ids.run}`],
     ['webhook', `/webhooks/${ids.hook}`], ['captured', '/captured'], ['captured-message', `/captured/${ids.message}`],
     ['keys', '/settings/keys'], ['domains', '/settings/domains'], ['domain', `/settings/domains/${ids.domain}`], ['account', '/settings/account'],
+    ['deliverability', '/deliverability'],
   ];
   const failures: string[] = [];
   for (const width of [1280, 390]) {

@@ -213,6 +213,9 @@ step('Deliverability: an empty state that says what will appear, then a suspende
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Deliverability' }).click();
   await page.getByRole('heading', { name: 'Deliverability', level: 1 }).waitFor();
   await page.getByText('No delivery in the last hour.').waitFor();
+  // This server's policy names no source addresses: the sources say so.
+  await page.getByText('No fixed sending addresses.').waitFor();
+  assert.equal(await page.getByTestId('sending-sources').count(), 0);
   // The shaping module's own throttle, as a worker records a 421 from Gmail; the open page refreshes on its own.
   const now = new Date();
   await throttleDestination(db.pool, {

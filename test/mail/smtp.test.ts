@@ -163,3 +163,138 @@ test('smtp: relay mode authenticates with the URL credentials; bad credentials d
   const bad = `smtp://postline:wrong@127.0.0.1:${server.port}?tls.rejectUnauthorized=false`;
   assert.equal((await sender().send({ kind: 'relay', url: bad }, envelope(), raw)).kind, 'deferred');
 });
+
+/**
+ * A bare SMTP server on a socket, for what smtp-server hides: the commands as they arrive (in
+ * which reads), and connections dropped at chosen points. `onCommand` answers each command
+ * line; it may return 'drop' to end the connection there.
+ */
+async function rawMx(onCommand: (line: string, conn: { id: number; messages: number }) => string | 'drop' | null): Promise<{ port: number; reads: { conn: number; text: string }[]; commands: { conn: number; line: string }[]; connections: () => number }> {
+  const reads: { conn: number; text: string }[] = [];
+  const commands: { conn: number; line: string }[] = [];
+  let connections = 0;
+  const server = createServer((socket) => {
+    const conn = { id: ++connections, messages: 0 };
+    let buffer = '';
+    let recipients = 0;
+    let inData = false;
+    socket.on('error', () => {});
+    socket.write('220 raw.test ESMTP\r\n');
+    socket.on('data', (chunk) => {
+      reads.push({ conn: conn.id, text: chunk.toString('latin1') });
+      buffer += chunk.toString('latin1');
+      for (;;) {
+        if (inData) {
+          const end = buffer.indexOf('\r\n.\r\n');
+          if (end < 0) return;
+          buffer = buffer.slice(end + 5);
+          inData = false;
+          conn.messages++;
+          const reply = onCommand('<data>', conn);
+          if (reply === 'drop') return void socket.destroy();
+          socket.write(`${reply ?? '250 2.0.0 queued'}\r\n`);
+          continue;
+        }
+        const eol = buffer.indexOf('\r\n');
+        if (eol < 0) return;
+        const line = buffer.slice(0, eol);
+        buffer = buffer.slice(eol + 2);
+        commands.push({ conn: conn.id, line });
+        const verb = line.split(/[ :]/)[0].toUpperCase();
+        const reply = onCommand(line, conn);
+        if (reply === 'drop') return void socket.destroy();
+        if (verb === 'RCPT' && reply === null) recipients++;
+        if (verb === 'MAIL' || verb === 'RSET') recipients = 0;
+        if (reply !== null) socket.write(`${reply}\r\n`);
+        else if (verb === 'DATA' && recipients === 0) socket.write('503 5.5.1 no valid recipients\r\n');
+        else if (verb === 'EHLO') socket.write('250-raw.test\r\n250-PIPELINING\r\n250 8BITMIME\r\n');
+        else if (verb === 'DATA') {
+          inData = true;
+          socket.write('354 go ahead\r\n');
+        } else if (verb === 'QUIT') {
+          socket.end('221 bye\r\n');
+          return;
+        } else socket.write('250 OK\r\n');
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+  return { port: (server.address() as { port: number }).port, reads, commands, connections: () => connections };
+}
+
+const rawTarget = (port: number) => ({ kind: 'mx' as const, host: 'raw.example.org', address: '127.0.0.1', port });
+const verbs = (commands: { line: string }[]) => commands.map((c) => c.line.split(/[ :]/)[0].toUpperCase());
+
+test('smtp: where PIPELINING is offered, MAIL, RCPT and DATA leave in one write; one connection carries a slot’s messages', async () => {
+  const server = await rawMx(() => null);
+  const s = sender();
+  for (const to of ['a@example.org', 'b@example.org', 'c@example.org']) {
+    assert.equal((await s.send(rawTarget(server.port), envelope(to), raw, { slot: 'dest:0' })).kind, 'delivered');
+  }
+  assert.equal(server.connections(), 1);
+  const envelopes = server.reads.filter((r) => r.text.startsWith('MAIL FROM:'));
+  assert.equal(envelopes.length, 3);
+  for (const e of envelopes) assert.match(e.text, /^MAIL FROM:<[^>]+>\r\nRCPT TO:<[^>]+>\r\nDATA\r\n$/);
+});
+
+test('smtp: after a refused transaction the session is reset (RSET) and the connection carries the next message', async () => {
+  const server = await rawMx((line) => (/^RCPT TO:<nobody@/.test(line) ? '550 5.1.1 no such user' : null));
+  const s = sender();
+  const target = rawTarget(server.port);
+  assert.equal((await s.send(target, envelope('nobody@example.org'), raw, { slot: 'd:0' })).kind, 'hard_bounce');
+  assert.equal((await s.send(target, envelope('b@example.org'), raw, { slot: 'd:0' })).kind, 'delivered');
+  assert.equal(server.connections(), 1);
+  // The refused DATA of the pipelined batch is answered too; then RSET, then the next transaction.
+  assert.deepEqual(verbs(server.commands), ['EHLO', 'MAIL', 'RCPT', 'DATA', 'RSET', 'MAIL', 'RCPT', 'DATA']);
+});
+
+test('smtp: a connection that fails mid-message is discarded, and the next message opens a new one', async () => {
+  const server = await rawMx((line, conn) => (line === '<data>' && conn.id === 1 ? 'drop' : null));
+  const s = sender();
+  const target = rawTarget(server.port);
+  const first = await s.send(target, envelope('a@example.org'), raw, { slot: 'd:0' });
+  assert.ok(first.kind === 'deferred', JSON.stringify(first));
+  assert.equal((await s.send(target, envelope('b@example.org'), raw, { slot: 'd:0' })).kind, 'delivered');
+  assert.equal(server.connections(), 2);
+});
+
+test('smtp: a reused connection the server drops before the message leaves is tried once more on a fresh one', async () => {
+  // The second MAIL FROM on connection 1 finds the server gone: nothing of the message left.
+  const server = await rawMx((line, conn) => (line.startsWith('MAIL FROM') && conn.id === 1 && conn.messages === 1 ? 'drop' : null));
+  const s = sender();
+  const target = rawTarget(server.port);
+  assert.equal((await s.send(target, envelope('a@example.org'), raw, { slot: 'd:0' })).kind, 'delivered');
+  const second = await s.send(target, envelope('b@example.org'), raw, { slot: 'd:0' });
+  assert.equal(second.kind, 'delivered', JSON.stringify(second));
+  assert.equal(server.connections(), 2);
+});
+
+test('smtp: an idle connection says QUIT after the idle time; closeSlot ends a slot’s connection', async () => {
+  const server = await rawMx(() => null);
+  const s = sender({ idleTimeoutMs: 20 });
+  assert.equal((await s.send(rawTarget(server.port), envelope('a@example.org'), raw)).kind, 'delivered');
+  const quitSeen = async () => {
+    for (let i = 0; i < 200 && !verbs(server.commands).includes('QUIT'); i++) await new Promise((r) => setTimeout(r, 10));
+    return verbs(server.commands).filter((v) => v === 'QUIT').length;
+  };
+  assert.equal(await quitSeen(), 1);
+
+  const slotted = sender();
+  assert.equal((await slotted.send(rawTarget(server.port), envelope('b@example.org'), raw, { slot: 'd:1' })).kind, 'delivered');
+  slotted.closeSlot('d:1');
+  for (let i = 0; i < 200 && verbs(server.commands).filter((v) => v === 'QUIT').length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(verbs(server.commands).filter((v) => v === 'QUIT').length, 2);
+});
+
+test('smtp: closing the sender settles the sends still waiting for a connection', async () => {
+  const server = await mx({ dataDelayMs: 200 });
+  const s = sender({ maxConnectionsPerHost: 1 });
+  const target = { kind: 'mx' as const, host: 'mx.example.org', address: '127.0.0.1', port: server.port };
+  const sends = ['a', 'b', 'c'].map((u) => s.send(target, envelope(`${u}@example.org`), raw));
+  await server.waitForMessages(0);
+  await s.close();
+  const results = await Promise.all(sends);
+  // The first was on the wire; the two waiting ones are not sent, and nothing hangs.
+  assert.deepEqual(results.slice(1).map((r) => r.kind), ['deferred', 'deferred']);
+});

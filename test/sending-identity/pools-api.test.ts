@@ -8,6 +8,7 @@ import { createMailDns } from '../../src/mail/dns.js';
 import { checkSourceDns } from '../../src/mail/fcrdns.js';
 import { checkSourcesAtStart } from '../../src/delivery/sources/check-at-start.js';
 import { setAccountPool } from '../../src/domain/accounts.js';
+import { reserveWarmupSend } from '../../src/db/queries/warmup.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
 import { createVerifiedDomain } from '../helpers/domains.js';
@@ -163,16 +164,43 @@ describe('forward-confirmed reverse DNS of the sources', () => {
   });
 });
 
-test('postline delivery sources --json: every source with its pools, DNS check and warm-up', async () => {
-  const res = await runCli(['delivery', 'sources', '--json'], cliEnv);
+test('postline delivery status: every source with its pools, DNS check and warm-up per provider, next to the destinations', async () => {
+  // The same sources, own1 warming up since yesterday (the CLI reads the real clock), three
+  // sends reserved today at gmail and one at a rolled-up MX set.
+  const today = new Date().toISOString().slice(0, 10);
+  const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  const warmingPath = join(dir, 'warming.json');
+  writeFileSync(warmingPath, JSON.stringify({ ...POLICY, sources: { ...POLICY.sources, own1: { ...POLICY.sources.own1, warmup: { start: yesterday, daily: [2, 5, 9] } } } }));
+  for (const provider of ['gmail', 'gmail', 'gmail', 'mx:mx.own.test']) {
+    assert.ok(await reserveWarmupSend(pool, { source: 'own1', provider, day: today, cap: 5 }));
+  }
+  const env = { ...cliEnv, POSTLINE_DELIVERY_POLICY: warmingPath };
+  const res = await runCli(['delivery', 'status', '--json'], env);
   assert.equal(res.code, 0, res.stderr);
-  const { sources } = JSON.parse(res.stdout);
-  assert.deepEqual(sources.map((s: { name: string; address: string; pools: string[]; warmup: unknown }) => [s.name, s.address, s.pools, s.warmup]), [
-    ['tx1', '127.0.0.71', ['transactional'], null],
-    ['bulk1', '127.0.0.72', ['broadcast'], null],
-    ['own1', '127.0.0.73', ['acme'], null],
+  const status = JSON.parse(res.stdout);
+  assert.deepEqual(Object.keys(status), ['generatedAt', 'data', 'sources']);
+  assert.deepEqual(status.data, [], 'no delivery yet');
+  const { sources } = status;
+  assert.deepEqual(sources.map((s: { name: string; address: string; ehlo: string; pools: string[] }) => [s.name, s.address, s.ehlo, s.pools]), [
+    ['tx1', '127.0.0.71', 'tx1.mta.test', ['transactional']],
+    ['bulk1', '127.0.0.72', 'bulk1.mta.test', ['broadcast']],
+    ['own1', '127.0.0.73', 'own1.mta.test', ['acme']],
   ]);
-  assert.equal(sources[1].dns.ok, false);
-  const readable = await runCli(['delivery', 'sources'], cliEnv);
+  assert.equal(sources[0].warmup, null, 'no plan');
+  assert.deepEqual(sources[2].warmup, {
+    start: yesterday, day: 2, cap: 5, sentToday: 4,
+    providers: [{ name: 'gmail', sentToday: 3 }, { name: 'mx:mx.own.test', sentToday: 1 }],
+  });
+  // The forward-confirmed reverse DNS check of the start-up above.
+  assert.deepEqual([sources[0].dns.ok, sources[1].dns.ok, sources[2].dns.ok], [true, false, true]);
+  assert.match(sources[1].dns.warning, /127\.0\.0\.72 has no PTR record/);
+
+  const readable = await runCli(['delivery', 'status'], env);
+  assert.equal(readable.code, 0, readable.stderr);
+  assert.match(readable.stdout, /^No delivery in the last hour\./);
+  assert.match(readable.stdout, /own1 +127\.0\.0\.73 +own1\.mta\.test +acme +ok +day 2, cap 5 per provider, sent 4 \(gmail 3, mx:mx\.own\.test 1\)/);
+  assert.match(readable.stdout, /bulk1 .* WARNING/);
   assert.match(readable.stdout, /source bulk1: forward-confirmed reverse DNS fails/);
+  // One way to read it: the separate command is gone.
+  assert.notEqual((await runCli(['delivery', 'sources'], env)).code, 0);
 });

@@ -79,7 +79,7 @@ test("warm-up: day 1's cap holds per provider, the overflow waits for the next U
   // The deliverability data shows the progress per provider.
   const sources = (await app.inject({ url: '/api/v1/deliverability/sources', headers: acme.live })).json();
   assert.deepEqual(sources.data.map((x: { name: string; warmup: unknown }) => [x.name, x.warmup]), [
-    ['a', { start: '2026-11-20', day: 1, cap: 3, sentToday: { gmail: 3, [`mx:mx.${RECIPIENT_DOMAIN}`]: 3 } }],
+    ['a', { start: '2026-11-20', day: 1, cap: 3, sentToday: 6, providers: [{ name: 'gmail', sentToday: 3 }, { name: `mx:mx.${RECIPIENT_DOMAIN}`, sentToday: 3 }] }],
     ['w', null],
   ]);
 

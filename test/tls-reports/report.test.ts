@@ -129,7 +129,7 @@ describe('parseReportDay', () => {
 describe('configuration', () => {
   const base = { POSTLINE_DATA_DIR: mkdtempSync(join(tmpdir(), 'postline-tlsrpt-')), POSTLINE_BASE_URL: 'https://mail.acme.test' };
   test('defaults: the base URL host names the organisation, postmaster@ it is the contact, sending is off', () => {
-    assert.deepEqual(loadConfig(base).tlsReports, { organization: 'mail.acme.test', contact: 'postmaster@mail.acme.test', send: false });
+    assert.deepEqual(loadConfig(base).tlsReports, { organization: 'mail.acme.test', contact: 'postmaster@mail.acme.test', send: false, from: null });
   });
   test('a contact that is not an address stops start-up naming the variable', () => {
     assert.throws(() => loadConfig({ ...base, POSTLINE_TLSRPT_CONTACT: 'nobody' }), (e: unknown) => e instanceof ConfigError && e.variable === 'POSTLINE_TLSRPT_CONTACT');

@@ -10,6 +10,8 @@ import { createMailDns } from '../../src/mail/dns.js';
 import { parseTlsRptRecord } from '../../src/mail/tls-rpt/record.js';
 import { recordTlsSessions } from '../../src/domain/tls-reports.js';
 import { sendDueTlsReports } from '../../src/delivery/tls-reports/send.js';
+import { createReportMailer } from '../../src/delivery/report-mailer.js';
+import { testConfig } from '../helpers/app.js';
 import { testDatabase } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
@@ -59,7 +61,7 @@ after(async () => {
 
 const at = new Date('2026-11-20T12:00:00Z');
 
-test("postline tls-report --send POSTs the gzipped report to the domain's https rua, and says mailto is not sent", async () => {
+test("postline tls-report --send POSTs the gzipped report to the domain's https rua; mailto needs POSTLINE_TLSRPT_FROM", async () => {
   const port = (receiver.address() as AddressInfo).port;
   await recordTlsSessions(pool, [
     { domain: 'rpt.test', at, policy: { type: 'sts', text: POLICY }, result: 'success' },
@@ -77,6 +79,7 @@ test("postline tls-report --send POSTs the gzipped report to the domain's https 
   assert.equal(res.code, 0, res.stderr);
   const delivery = JSON.parse(res.stdout);
   assert.deepEqual(delivery.results.map((r: { uri: string; delivered: boolean }) => [r.uri.split(':')[0], r.delivered]), [['mailto', false], ['https', true]]);
+  assert.match(delivery.results[0].detail, /POSTLINE_TLSRPT_FROM/);
   assert.equal(received.length, 1);
   assert.equal(received[0].contentType, 'application/tlsrpt+gzip');
   assert.equal(received[0].path, '/tlsrpt');
@@ -90,14 +93,16 @@ test("the daily run sends each of yesterday's reports once across workers; a pri
   const port = (receiver.address() as AddressInfo).port;
   await recordTlsSessions(pool, [{ domain: 'daily.test', at, policy: { type: 'sts', text: POLICY }, result: 'success' }]);
   dnsServer.setRecords('_smtp._tls.daily.test', 'TXT', [`v=TLSRPTv1; rua=https://reports.rpt.test:${port}/daily`]);
+  const dns = createMailDns({ servers: [dnsServer.address] });
   const deps = {
     db: pool,
-    dns: createMailDns({ servers: [dnsServer.address] }),
+    dns,
     reporter: { organization: 'o', contact: 'c@d.test', host: 'h.test' },
     allowPrivate: false,
+    mail: { from: null, secret: 'unused', mailer: createReportMailer(testConfig(), dns) },
+    now: () => new Date('2026-11-21T00:10:00Z'),
   };
-  const now = new Date('2026-11-21T00:10:00Z');
-  const [first, second] = await Promise.all([sendDueTlsReports(deps, now), sendDueTlsReports(deps, now)]);
+  const [first, second] = await Promise.all([sendDueTlsReports(deps), sendDueTlsReports(deps)]);
   const all = [...first, ...second].filter((d) => d.domain === 'daily.test');
   assert.equal(all.length, 1, 'one worker claimed it');
   assert.equal(all[0].results[0].delivered, false);
@@ -105,5 +110,6 @@ test("the daily run sends each of yesterday's reports once across workers; a pri
   assert.equal(received.length, 0);
   const { rows } = await pool.query("SELECT outcome FROM tls_reports_sent WHERE domain = 'daily.test' AND day = '2026-11-20'");
   assert.equal(rows[0].outcome.results[0].delivered, false);
-  assert.deepEqual(await sendDueTlsReports(deps, now), [], 'not sent again');
+  assert.equal(rows[0].outcome.results[0].retry, false, 'a refused address is not tried again');
+  assert.deepEqual(await sendDueTlsReports(deps), [], 'not sent again');
 });

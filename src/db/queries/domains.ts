@@ -197,3 +197,14 @@ export async function selectSigningKeys(db: Queryable, id: string): Promise<Sign
   );
   return rows[0] ?? null;
 }
+
+// The verified domain of this name signing mail the deployment itself sends (TLS reports,
+// docs/decisions/0036-tls-report-mail.md): any account's, since the operator adds it like any
+// sender domain; verified means its DKIM records were found, and the latest verified wins.
+export async function selectVerifiedDomainIdByName(db: Queryable, name: string): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM domains WHERE name = $1 AND status = 'verified' ORDER BY verified_at DESC NULLS LAST, id LIMIT 1`,
+    [name],
+  );
+  return rows[0]?.id ?? null;
+}

@@ -76,6 +76,20 @@ export async function claimTlsReportSend(db: Queryable, domain: string, day: str
   return rowCount === 1;
 }
 
-export async function recordTlsReportSend(db: Queryable, domain: string, day: string, outcome: unknown): Promise<void> {
-  await db.query('UPDATE tls_reports_sent SET outcome = $3 WHERE domain = $1 AND day = $2::date', [domain, day, JSON.stringify(outcome)]);
+// The outcome of one try, and when to try the addresses that failed for a temporary reason
+// again (null: never).
+export async function recordTlsReportSend(db: Queryable, domain: string, day: string, outcome: unknown, retryAt: Date | null = null): Promise<void> {
+  await db.query('UPDATE tls_reports_sent SET outcome = $3, retry_at = $4 WHERE domain = $1 AND day = $2::date', [domain, day, JSON.stringify(outcome), retryAt]);
+}
+
+// Takes the reports due for another try, each by one worker: clearing retry_at under the row's
+// lock is the claim, SKIP LOCKED lets another worker take the others meanwhile.
+export async function claimTlsReportRetries(db: Queryable, now: Date, limit = 100): Promise<{ domain: string; day: string; attempts: number; outcome: unknown }[]> {
+  const { rows } = await db.query(
+    `UPDATE tls_reports_sent t SET retry_at = NULL, attempts = t.attempts + 1, claimed_at = $1
+      WHERE (t.domain, t.day) IN (SELECT domain, day FROM tls_reports_sent WHERE retry_at <= $1 ORDER BY retry_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+      RETURNING t.domain, to_char(t.day, 'YYYY-MM-DD') AS day, t.attempts, t.outcome`,
+    [now, limit],
+  );
+  return rows;
 }

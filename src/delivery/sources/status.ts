@@ -12,13 +12,18 @@ export interface SourceWarmupProgress {
   day: number;
   /** Most messages per provider today; null past the plan's last day. */
   cap: number | null;
-  /** Sent today per provider (traffic shaping's destination name), the counts the cap applies to. */
-  sentToday: Record<string, number>;
+  /** Sent today from this source, all providers together. */
+  sentToday: number;
+  /**
+   * Sent today per provider (traffic shaping's destination name: gmail, microsoft, …, or an
+   * `mx:` rolled-up host set), each the count `cap` applies to; busiest first.
+   */
+  providers: { name: string; sentToday: number }[];
 }
 
 /**
  * Warm-up progress of each source today, for `GET /api/v1/deliverability/sources` and
- * operators' status output; null for a source without a plan.
+ * `postline delivery status`; null for a source without a plan.
  */
 export async function warmupProgress(db: Queryable, identity: SendingIdentity, now: Date): Promise<Map<string, SourceWarmupProgress | null>> {
   const counts = await warmupCountsOn(db, now.toISOString().slice(0, 10));
@@ -30,8 +35,10 @@ export async function warmupProgress(db: Queryable, identity: SendingIdentity, n
 function progressOf(source: Source, now: Date, counts: { source: string; provider: string; sent: number }[]): SourceWarmupProgress | null {
   if (!source.warmup) return null;
   const { day, cap } = warmupStatus(source, now);
-  const sentToday = Object.fromEntries(counts.filter((c) => c.source === source.name).map((c) => [c.provider, c.sent]));
-  return { start: source.warmup.start, day: day!, cap, sentToday };
+  const providers = counts.filter((c) => c.source === source.name)
+    .map((c) => ({ name: c.provider, sentToday: c.sent }))
+    .sort((a, b) => b.sentToday - a.sentToday || a.name.localeCompare(b.name));
+  return { start: source.warmup.start, day: day!, cap, sentToday: providers.reduce((n, p) => n + p.sentToday, 0), providers };
 }
 
 export interface SourceStatus {
@@ -44,7 +51,7 @@ export interface SourceStatus {
   warmup: SourceWarmupProgress | null;
 }
 
-/** Every source of the policy with its pools, DNS check and warm-up today (`postline delivery sources`). */
+/** Every source of the policy with its pools, DNS check and warm-up today (`postline delivery status`). */
 export async function sourcesStatus(db: Queryable, identity: SendingIdentity, now: Date): Promise<SourceStatus[]> {
   const warmup = await warmupProgress(db, identity, now);
   const checks = new Map((await listSourceChecks(db)).map((c) => [c.name, c]));

@@ -1,8 +1,10 @@
 import { useEffect } from 'react';
 import { get, type Answer } from '../api';
 import { Empty, Show, When, useLoad } from '../components/state';
+import { SendingSources } from './deliverability-sources';
 
 type Status = Answer<'getDeliveryStatus'>;
+type Sources = Answer<'listSendingSources'>;
 type Destination = Status['data'][number];
 
 const REFRESH_MS = 5_000;
@@ -32,15 +34,21 @@ function State({ d }: { d: Destination }) {
 
 /**
  * Traffic shaping now, for the whole deployment (docs/delivery-policy.md): connections, messages in
- * flight and sent per provider or MX host set, the limits, and suspensions after a throttle reply.
+ * flight and sent per provider or MX host set, the limits, and suspensions after a throttle reply;
+ * then the addresses this account's mail leaves from, with their DNS check and warm-up.
  */
 export default function DeliverabilityPage() {
   const status = useLoad(() => get<Status>('/delivery/status'), []);
+  const sources = useLoad(() => get<Sources>('/deliverability/sources'), []);
   const { reload } = status;
+  const reloadSources = sources.reload;
   useEffect(() => {
-    const timer = setInterval(reload, REFRESH_MS);
+    const timer = setInterval(() => {
+      reload();
+      reloadSources();
+    }, REFRESH_MS);
     return () => clearInterval(timer);
-  }, [reload]);
+  }, [reload, reloadSources]);
   return (
     <>
       <h1>Deliverability</h1>
@@ -89,6 +97,8 @@ export default function DeliverabilityPage() {
           </table>
         )}
       </Show>
+      <h2 id="sources-h">Sending addresses</h2>
+      <Show loaded={sources}>{(s) => <SendingSources sources={s} />}</Show>
     </>
   );
 }

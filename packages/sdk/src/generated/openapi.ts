@@ -1931,10 +1931,17 @@ export interface operations {
                      *             "start": "2026-11-25",
                      *             "day": 3,
                      *             "cap": 200,
-                     *             "sentToday": {
-                     *               "gmail": 120,
-                     *               "microsoft": 45
-                     *             }
+                     *             "sentToday": 165,
+                     *             "providers": [
+                     *               {
+                     *                 "name": "gmail",
+                     *                 "sentToday": 120
+                     *               },
+                     *               {
+                     *                 "name": "microsoft",
+                     *                 "sentToday": 45
+                     *               }
+                     *             ]
                      *           }
                      *         }
                      *       ]
@@ -1976,10 +1983,15 @@ export interface operations {
                                 day: number;
                                 /** @description Most messages per provider today; null after the plan's last day */
                                 cap: number | null;
-                                /** @description Sent today per provider (gmail, microsoft, …, or an MX-rolled-up destination) */
-                                sentToday: {
-                                    [key: string]: number;
-                                };
+                                /** @description Sent today from this source, all providers together */
+                                sentToday: number;
+                                /** @description Sent today per provider, busiest first; a provider not yet sent to today is absent (0) */
+                                providers: {
+                                    /** @description The provider (gmail, microsoft, …) or an MX-rolled-up destination (`mx:<hosts>`) */
+                                    name: string;
+                                    /** @description Sent today to it: the count `cap` applies to */
+                                    sentToday: number;
+                                }[];
                             } | null;
                         }[];
                     };

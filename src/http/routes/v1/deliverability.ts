@@ -23,7 +23,11 @@ const SourceItem = Type.Object({
       start: Type.String({ description: 'The plan\'s first UTC day' }),
       day: Type.Integer({ description: 'Day of the plan today: 1 on the start day, 0 or less before it' }),
       cap: Type.Union([Type.Integer(), Type.Null()], { description: 'Most messages per provider today; null after the plan\'s last day' }),
-      sentToday: Type.Record(Type.String(), Type.Integer(), { description: 'Sent today per provider (gmail, microsoft, …, or an MX-rolled-up destination)' }),
+      sentToday: Type.Integer({ description: 'Sent today from this source, all providers together' }),
+      providers: Type.Array(Type.Object({
+        name: Type.String({ description: 'The provider (gmail, microsoft, …) or an MX-rolled-up destination (`mx:<hosts>`)' }),
+        sentToday: Type.Integer({ description: 'Sent today to it: the count `cap` applies to' }),
+      }), { description: 'Sent today per provider, busiest first; a provider not yet sent to today is absent (0)' }),
     }),
     Type.Null(),
   ], { description: 'Warm-up progress (docs/sending-identity.md#warm-up); null without a plan' }),
@@ -46,7 +50,7 @@ export async function deliverabilityRoutes(app: FastifyInstance): Promise<void> 
           ...Sources,
           examples: [{
             pools: { transactional: 'transactional', broadcast: 'broadcast' },
-            data: [{ name: 'tx1', address: '203.0.113.10', ehlo: 'mta1.example.com', pools: ['transactional'], dns: { ok: false, forward: ['203.0.113.10'], reverse: [], warning: 'source tx1: forward-confirmed reverse DNS fails: 203.0.113.10 has no PTR record (it must name mta1.example.com)', checkedAt: '2026-11-27T02:00:00.000Z' }, warmup: { start: '2026-11-25', day: 3, cap: 200, sentToday: { gmail: 120, microsoft: 45 } } }],
+            data: [{ name: 'tx1', address: '203.0.113.10', ehlo: 'mta1.example.com', pools: ['transactional'], dns: { ok: false, forward: ['203.0.113.10'], reverse: [], warning: 'source tx1: forward-confirmed reverse DNS fails: 203.0.113.10 has no PTR record (it must name mta1.example.com)', checkedAt: '2026-11-27T02:00:00.000Z' }, warmup: { start: '2026-11-25', day: 3, cap: 200, sentToday: 165, providers: [{ name: 'gmail', sentToday: 120 }, { name: 'microsoft', sentToday: 45 }] } }],
           }],
         },
       },

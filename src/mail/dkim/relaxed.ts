@@ -1,0 +1,167 @@
+/**
+ * Relaxed/relaxed canonicalisation (RFC 6376 §3.4.2, §3.4.4) of a whole message buffer, the
+ * way mailauth's signer reads it, so a signature made here is byte-identical to mailauth's
+ * (test/mail/dkim-differential.test.ts proves it over a generated corpus). Where the RFC leaves
+ * a case open or mailauth reads it its own way, mailauth's reading is the one kept
+ * (docs/decisions/0038-dkim-narrow-signer.md lists them):
+ * - a lone LF is read as CRLF, in the header block and in the body; a lone CR stays a byte;
+ * - header whitespace is what a JavaScript `\s` matches on the bytes read as Latin-1 (so a lone
+ *   CR, VT, FF and the byte 0xA0 count as whitespace, not only SP and HTAB);
+ * - a body line is rewritten only when it holds a tab, two spaces in a row, or a space before
+ *   its CRLF; the last line, when it has no line break, only for a tab or two spaces.
+ */
+import { createHash } from 'node:crypto';
+
+const LF = 0x0a;
+const CR = 0x0d;
+const SP = 0x20;
+const TAB = 0x09;
+const CRLF = Buffer.from('\r\n', 'latin1');
+
+export interface SplitMessage {
+  /** The header block as Latin-1 text (one char per byte), without the blank line. */
+  headerText: string;
+  /** The body bytes after the blank line (lone LFs already read as CRLF). */
+  body: Buffer;
+}
+
+/** Every LF not preceded by CR becomes CRLF; the buffer itself when there is none. */
+function withCrlfLineBreaks(raw: Buffer): Buffer {
+  let lf = raw.indexOf(LF);
+  while (lf !== -1 && lf > 0 && raw[lf - 1] === CR) lf = raw.indexOf(LF, lf + 1);
+  if (lf === -1) return raw;
+  const out = Buffer.allocUnsafe(raw.length * 2);
+  let written = raw.copy(out, 0, 0, lf);
+  for (let i = lf; i < raw.length; i++) {
+    const byte = raw[i];
+    if (byte === LF && (i === 0 || raw[i - 1] !== CR)) out[written++] = CR;
+    out[written++] = byte;
+  }
+  return out.subarray(0, written);
+}
+
+/** Splits at the first empty line; null when the message has none (nothing can be signed). */
+export function splitMessage(raw: Buffer): SplitMessage | null {
+  const message = withCrlfLineBreaks(raw);
+  const end = message.indexOf('\n\r\n', 0, 'latin1');
+  if (end === -1) return null;
+  return { headerText: message.toString('latin1', 0, end + 1), body: message.subarray(end + 3) };
+}
+
+export interface HeaderField {
+  /** The name as written, trimmed (goes into h=). */
+  name: string;
+  /** The whole field, folded lines joined by CRLF, as Latin-1 text. */
+  text: string;
+}
+
+/** Header fields in message order; a line starting with whitespace continues the one above. */
+export function parseHeaderFields(headerText: string): HeaderField[] {
+  const lines = headerText.replace(/[\r\n]+$/, '').split(/\r?\n/);
+  const fields: HeaderField[] = [];
+  let current: string[] | null = null;
+  const close = () => {
+    if (!current) return;
+    const text = current.join('\r\n');
+    fields.push({ name: /^[^:]+/.exec(text)?.[0].trim() ?? '', text });
+  };
+  for (let i = 0; i < lines.length; i++) {
+    if (i > 0 && /^\s/.test(lines[i]) && current) {
+      current.push(lines[i]);
+      continue;
+    }
+    close();
+    current = [lines[i]];
+  }
+  close();
+  return fields;
+}
+
+/**
+ * The fields to sign: every field whose name is in `headerList`, bottom-up, repeated names
+ * included (a verifier reading h= bottom-up then finds each instance).
+ */
+export function selectSignedFields(fields: HeaderField[], headerList: readonly string[]): HeaderField[] {
+  const wanted = new Set(headerList.map((name) => name.trim().toLowerCase()).filter((name) => name));
+  const selected: HeaderField[] = [];
+  for (let i = fields.length - 1; i >= 0; i--) {
+    if (fields[i].name && wanted.has(fields[i].name.toLowerCase())) selected.push(fields[i]);
+  }
+  return selected;
+}
+
+/** Relaxed header canonicalisation of one field (Latin-1 text), without the trailing CRLF. */
+export function relaxedHeader(text: string): string {
+  return text
+    .replace(/\r?\n/g, '')
+    .replace(/^([^:]*):\s*/, (_whole, name: string) => `${name.toLowerCase().trim()}:`)
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/**
+ * SHA-256 of the relaxed-canonicalised body, in one pass: most composed bodies hold no tab, no
+ * double space and no space before a line break, and are hashed as they are.
+ */
+export function relaxedBodyHash(body: Buffer): Buffer {
+  const needsRewrite = body.indexOf(TAB) !== -1 || body.indexOf('  ', 0, 'latin1') !== -1 || body.indexOf(' \r\n', 0, 'latin1') !== -1;
+  const canonical = needsRewrite ? rewriteLines(body) : body;
+  // Empty lines at the end are ignored; a non-empty body ends with exactly one CRLF.
+  let end = canonical.length;
+  while (end > 0 && (canonical[end - 1] === LF || canonical[end - 1] === CR)) end--;
+  const hash = createHash('sha256');
+  if (end > 0) hash.update(canonical.subarray(0, end)).update(CRLF);
+  return hash.digest();
+}
+
+/** Rewrites the lines that need it: whitespace runs to one SP, none at the end of a line. */
+function rewriteLines(body: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(body.length);
+  let written = 0;
+  let start = 0;
+  while (start < body.length) {
+    const lf = body.indexOf(LF, start);
+    const end = lf === -1 ? body.length : lf + 1;
+    if (lineNeedsRewrite(body, start, end, lf !== -1)) written = rewriteLine(body, start, end, out, written);
+    else written += body.copy(out, written, start, end);
+    start = end;
+  }
+  return out.subarray(0, written);
+}
+
+function lineNeedsRewrite(body: Buffer, start: number, end: number, endsWithLf: boolean): boolean {
+  if (endsWithLf && end - start >= 3 && body[end - 2] === CR && body[end - 3] === SP) return true;
+  for (let i = start; i < end; i++) {
+    if (body[i] === TAB || (body[i] === SP && i > start && body[i - 1] === SP)) return true;
+  }
+  return false;
+}
+
+/**
+ * One line: the bytes other than SP, HTAB, CR and LF keep their order; whitespace between two
+ * of them becomes one SP written right after the first (before any lone CR that sat between
+ * them); whitespace before the first of them becomes one SP; whitespace after the last is
+ * dropped. CRs and the final LF are kept.
+ */
+function rewriteLine(body: Buffer, start: number, end: number, out: Buffer, written: number): number {
+  let pendingSpace = false;
+  let pendingCr = 0;
+  for (let i = start; i < end; i++) {
+    const byte = body[i];
+    if (byte === SP || byte === TAB) {
+      pendingSpace = true;
+    } else if (byte === CR) {
+      pendingCr++;
+    } else if (byte === LF) {
+      break;
+    } else {
+      if (pendingSpace) out[written++] = SP;
+      for (; pendingCr > 0; pendingCr--) out[written++] = CR;
+      pendingSpace = false;
+      out[written++] = byte;
+    }
+  }
+  for (; pendingCr > 0; pendingCr--) out[written++] = CR;
+  if (end > start && body[end - 1] === LF) out[written++] = LF;
+  return written;
+}
