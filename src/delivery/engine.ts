@@ -5,18 +5,16 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import type { MessageRow } from '../db/queries/messages.js';
-import { planOutcome, type DeferralCause, type PlannedOutcome } from './outcome.js';
+import { planOutcome, type DeferralCause } from './outcome.js';
+import { recordSteps, type Attempted, type Step } from './record.js';
 import { bounceDomainFor, loadSigningKeys } from '../domain/domains/domains.js';
-import { recordEvents } from '../domain/events.js';
 import { buildMessage, type BuiltMessage, type SigningInfo } from '../domain/sending/message-build.js';
-import { suppressAddress } from '../domain/audience/address-status.js';
-import { countsTowardPersistence, suppressIfPersistentlySoft } from '../domain/bounces/persistent.js';
 import { TrackingLinks } from '../domain/tracking/links.js';
 import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';
 import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
 import { deriveKey } from '../mail/keyring.js';
 import { SmtpSender, type SmtpTarget } from '../mail/smtp.js';
-import { claimDueMessages, completeMessages, leaseHoldersOn, releaseClaims, releaseLeasesOf } from './queue.js';
+import { claimDueMessages, leaseHoldersOn, releaseLeasesOf } from './queue.js';
 import { destinationFor, relayDestination, type Destination } from '../delivery-policy.js';
 import { readReply } from './replies.js';
 import { Shaping, type Gate } from './shaping.js';
@@ -24,13 +22,10 @@ import { releaseWorkerLeases, shapingLeaseHoldersOn } from '../db/queries/shapin
 import { GroupCommit } from '../db/group-commit.js';
 import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
-import { settleStrayDeferrals } from '../db/queries/campaigns/campaigns.js';
-import { recordMessageSources } from '../db/queries/messages.js';
 import { databaseStsPolicyStore } from '../db/queries/mta-sts-policies.js';
 import { StsPolicyResolver, type StsLookup } from '../mail/mta-sts/resolver.js';
 import { deliverWithSts } from '../mail/mta-sts/deliver.js';
 import type { TlsSessionResult } from '../mail/tls-rpt/report.js';
-import { recordTlsSessions, type TlsSession } from '../domain/tls-reports.js';
 import type { Source } from '../sending-identity.js';
 import { SourcePicker } from './sources/picker.js';
 
@@ -82,13 +77,6 @@ class HeldBack extends Error {
   }
 }
 
-/** A claimed message handed back untried: shaping had no room for it now. */
-interface Released {
-  release: { id: string; nextAttemptAt: Date };
-}
-/** An attempt's outcome, with the source it left from and the TLS sessions judged against the domain's MTA-STS policy. */
-type Attempted = PlannedOutcome & { source?: Source; tls?: Omit<TlsSession, 'at'>[] };
-type Step = Attempted | Released;
 /** Outcomes written together at most: a flush is one transaction of a few statements. */
 const MAX_OUTCOMES_PER_WRITE = 100;
 
@@ -173,7 +161,7 @@ export class DeliveryEngine {
     this.shaping.start();
     this.outcomes = new GroupCommit<Step, void>(
       async (batch) => {
-        await this.record(batch);
+        await withTransaction(deps.pool, (tx) => recordSteps(tx, this.workerId, deps.clock.now(), batch));
         return batch.map(() => undefined);
       },
       { maxBatch: MAX_OUTCOMES_PER_WRITE, maxInFlight: 1 },
@@ -458,26 +446,6 @@ export class DeliveryEngine {
     return info;
   }
 
-  /** Outcomes finished together, in one transaction: states, events, suppressions, and the messages handed back. */
-  private async record(steps: Step[]): Promise<void> {
-    const planned = steps.filter((s): s is Attempted => !('release' in s));
-    const released = steps.filter((s): s is Released => 'release' in s).map((s) => s.release);
-    await withTransaction(this.deps.pool, async (tx) => {
-      await releaseClaims(tx, this.workerId, released);
-      const updated = await completeMessages(tx, this.workerId, planned.map((p) => p.outcome));
-      const mine = planned.filter((p) => updated.has(p.outcome.id));
-      await recordEvents(tx, mine.map((p) => p.event));
-      await settleStrayDeferrals(tx, mine.filter((p) => p.outcome.status === 'deferred').map((p) => p.outcome.id));
-      await recordMessageSources(tx, mine.flatMap((p) => (p.source ? [{ id: p.outcome.id, name: p.source.name, address: p.source.address }] : [])));
-      // TLS sessions happened whoever records the outcome: counted for the domain's TLS report.
-      const at = this.deps.clock.now();
-      await recordTlsSessions(tx, planned.flatMap((p) => (p.tls ?? []).map((t) => ({ ...t, at }))));
-      for (const p of mine) {
-        if (p.suppress) await suppressAddress(tx, p.event.accountId, p.event.email, 'hard_bounce', p.event.occurredAt, p.outcome.response, p.bounce?.reason);
-        else if (countsTowardPersistence(p.bounce)) await suppressIfPersistentlySoft(tx, p.event.accountId, p.event.email, p.event.occurredAt);
-      }
-    });
-  }
 }
 
 /**
