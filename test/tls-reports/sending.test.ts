@@ -113,3 +113,46 @@ test("the daily run sends each of yesterday's reports once across workers; a pri
   assert.equal(rows[0].outcome.results[0].retry, false, 'a refused address is not tried again');
   assert.deepEqual(await sendDueTlsReports(deps), [], 'not sent again');
 });
+
+test('a failure of ours before any address is tried is kept as the outcome and the whole report tried again later, not left claimed', async () => {
+  const day = new Date('2026-11-22T12:00:00Z');
+  await recordTlsSessions(pool, [{ domain: 'broken.test', at: day, policy: { type: 'sts', text: POLICY }, result: 'success' }]);
+  dnsServer.setRecords('_smtp._tls.broken.test', 'TXT', ['v=TLSRPTv1; rua=https://reports.rpt.test/broken']);
+  const real = createMailDns({ servers: [dnsServer.address] });
+  let failNext = true;
+  // The first lookup fails with an error that is no DNS answer (as a bug or a lost database would).
+  const dns = {
+    resolveHostAddresses: real.resolveHostAddresses.bind(real),
+    resolveTxt: async (name: string) => {
+      if (failNext && name === '_smtp._tls.broken.test') {
+        failNext = false;
+        throw new Error('resolver exploded');
+      }
+      return real.resolveTxt(name);
+    },
+  };
+  const undelivered: string[] = [];
+  let now = new Date('2026-11-23T00:10:00Z');
+  const deps = {
+    db: pool,
+    dns,
+    reporter: { organization: 'o', contact: 'c@d.test', host: 'h.test' },
+    allowPrivate: false,
+    mail: { from: null, secret: 'unused', mailer: createReportMailer(testConfig(), real) },
+    now: () => now,
+    onUndelivered: (_d: unknown, r: { uri: string; detail: string }) => void undelivered.push(`${r.uri}: ${r.detail}`),
+  };
+  const [first] = (await sendDueTlsReports(deps)).filter((d) => d.domain === 'broken.test');
+  assert.equal(first.failed, 'resolver exploded');
+  assert.deepEqual(undelivered, ['(every address): resolver exploded'], 'logged');
+  const kept = await pool.query("SELECT outcome, retry_at FROM tls_reports_sent WHERE domain = 'broken.test' AND day = '2026-11-22'");
+  assert.equal(kept.rows[0].outcome.failed, 'resolver exploded');
+  assert.equal(kept.rows[0].retry_at.toISOString(), '2026-11-23T00:40:00.000Z', 'tried again after 30 minutes');
+  assert.deepEqual((await sendDueTlsReports(deps)).filter((d) => d.domain === 'broken.test'), [], 'not before');
+  now = new Date('2026-11-23T00:41:00Z');
+  const [second] = (await sendDueTlsReports(deps)).filter((d) => d.domain === 'broken.test');
+  // Every address of the record is tried this time (this one refused: not a public address).
+  assert.equal(second.failed, undefined);
+  assert.deepEqual(second.results.map((r) => r.uri), ['https://reports.rpt.test/broken']);
+  assert.match(second.results[0].detail, /127\.0\.0\.120, which is not a public address/);
+});

@@ -44,6 +44,8 @@ export interface TlsReportDelivery {
   day: string;
   /** Why nothing was sent, when nothing was. */
   skipped?: string;
+  /** A failure of ours before any address was tried (a DNS answer or the database): the whole report is tried again later. */
+  failed?: string;
   results: TlsReportResult[];
 }
 
@@ -97,17 +99,18 @@ export async function sendDueTlsReports(deps: TlsReportSendDeps): Promise<TlsRep
   const sent: TlsReportDelivery[] = [];
   for (const domain of await tlsReportDomainsOn(deps.db, day)) {
     if (!(await claimTlsReportSend(deps.db, domain, day, now))) continue;
-    const delivery = await sendTlsReport(deps, domain, day);
+    const delivery = await attempt(deps, domain, day);
     await finish(deps, delivery, delivery.results, 1, now);
     sent.push(delivery);
   }
   for (const due of await claimTlsReportRetries(deps.db, now)) {
     const before = due.outcome as TlsReportDelivery;
-    const again = new Set(before.results.filter((r) => r.retry).map((r) => r.uri));
-    const retried = await sendTlsReport(deps, due.domain, due.day, again);
+    // After a failure of ours no address was tried: all of them are, this time.
+    const again = before.failed !== undefined ? undefined : new Set(before.results.filter((r) => r.retry).map((r) => r.uri));
+    const retried = await attempt(deps, due.domain, due.day, again);
     // The addresses not tried again keep their result; a vanished record ends the retries.
     const byUri = new Map(retried.results.map((r) => [r.uri, r]));
-    const delivery: TlsReportDelivery = {
+    const delivery: TlsReportDelivery = !again || retried.failed !== undefined ? retried : {
       ...retried,
       results: retried.skipped ? before.results.map((r) => ({ ...r, retry: false })) : before.results.map((r) => byUri.get(r.uri) ?? (again.has(r.uri) ? { ...r, retry: false } : r)),
     };
@@ -117,9 +120,23 @@ export async function sendDueTlsReports(deps: TlsReportSendDeps): Promise<TlsRep
   return sent;
 }
 
+/**
+ * One claimed try. A failure of ours becomes the try's outcome (kept, logged, tried again like
+ * a temporary failure) instead of an exception that would leave the claim without an outcome,
+ * never to be tried again.
+ */
+async function attempt(deps: TlsReportSendDeps, domain: string, day: string, only?: Set<string>): Promise<TlsReportDelivery> {
+  try {
+    return await sendTlsReport(deps, domain, day, only);
+  } catch (err) {
+    return { domain, day, failed: err instanceof Error ? err.message : String(err), results: [] };
+  }
+}
+
 /** Keeps the outcome, says what was not delivered this time, and schedules the next try (or none: the last try, or nothing temporary). */
 async function finish(deps: TlsReportSendDeps, delivery: TlsReportDelivery, tried: TlsReportResult[], attempts: number, now: Date): Promise<void> {
-  const tryAgain = attempts < MAX_REPORT_ATTEMPTS && delivery.results.some((r) => r.retry);
+  const tryAgain = attempts < MAX_REPORT_ATTEMPTS && (delivery.failed !== undefined || delivery.results.some((r) => r.retry));
+  if (delivery.failed !== undefined) deps.onUndelivered?.(delivery, { uri: '(every address)', delivered: false, detail: delivery.failed, retry: tryAgain });
   if (!tryAgain) for (const r of delivery.results) if (r.retry) r.retry = false;
   for (const r of tried) if (!r.delivered) deps.onUndelivered?.(delivery, r);
   const retryAt = tryAgain ? new Date(now.getTime() + RETRY_BASE_MS * 2 ** (attempts - 1)) : null;
