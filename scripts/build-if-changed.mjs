@@ -36,7 +36,7 @@ const TARGETS = [
   {
     name: 'dashboard',
     // web/src holds the API types generated from the routes (checked current by `npm run lint`).
-    inputs: ['web/src', 'web/scripts', 'web/index.html', 'web/vite.config.ts', 'web/tsconfig.json', 'package-lock.json'],
+    inputs: ['web/src', 'web/index.html', 'web/vite.config.ts', 'web/tsconfig.json', 'package-lock.json'],
     command: ['npm', ['run', 'build:web', '--silent']],
     stamp: 'web/dist/.source-hash',
     output: 'web/dist/index.html',

@@ -1,6 +1,6 @@
 /**
- * The API's OpenAPI document, read off the app the server builds, for the code generators
- * (the dashboard's types, web/scripts/api-types.ts; the SDK, packages/sdk/scripts/generate.ts).
+ * The API's OpenAPI document, read off the app the server builds, for the SDK's generator
+ * (packages/sdk/scripts/generate.ts; the dashboard uses the SDK's types).
  * The document comes from the route schemas alone, so no database is needed: the pool is never
  * asked anything. Fixed configuration values keep it the same on every machine (its server URL).
  */

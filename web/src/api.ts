@@ -1,5 +1,5 @@
 /** The dashboard's only way to the server: documented /api/v1 routes, with the session cookie and CSRF header. */
-import type { operations } from './api-types';
+import type { operations } from '../../packages/sdk/src/generated/openapi';
 
 export interface Problem {
   type?: string;
@@ -91,8 +91,8 @@ export function qs(params: Record<string, string | number | undefined | null>): 
 }
 
 /*
- * The API's types, generated from the OpenAPI document (api-types.ts; `npm run lint` fails when
- * it is not current), named by operationId: `Answer<'getCampaign'>` is what GET
+ * The API's types, the SDK's (generated from the OpenAPI document by `npm run sdk:generate`;
+ * the SDK's tests fail when they are not current), named by operationId: `Answer<'getCampaign'>` is what GET
  * /campaigns/{id} answers, `Item<'listApiKeys'>` one item of GET /keys's `data`.
  */
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
