@@ -15,6 +15,9 @@
  * meets the same end). Messages still deferred at the end are printed with their replies.
  * `npm run bench:peer` runs the Postfix+OpenDKIM peer and this back to back (bench/peer.ts).
  *
+ * Besides each server process's CPU it prints the embedded PostgreSQL's (all its processes):
+ * on one machine the database's CPU is taken from the same cores as the workers'.
+ *
  * --same-content sends one content to everyone (a campaign without merge fields) instead of
  * per-message variables.
  *
@@ -109,6 +112,7 @@ await Promise.all(
 );
 const acceptSeconds = (Date.now() - t0) / 1000;
 let deliveryStart = t0;
+const pgCpuAtAccept = cluster.postgresCpuSeconds();
 if (values.split) {
   deliveryStart = Date.now();
   for (let i = 0; i < workers; i++) await cluster.addProcess('worker');
@@ -142,6 +146,9 @@ const rss = cluster.peakRssMb();
 // CPU per delivered message is less distorted than the rates by other work on a shared machine.
 const cpu = cluster.cpuSeconds();
 const workerCpu = cpu.slice(1).reduce((a, b) => a + b, 0);
+const pgCpu = cluster.postgresCpuSeconds();
+// With --split the accepts came before the workers: PostgreSQL's CPU from then on is delivery's.
+const pgDelivery = values.split ? pgCpu - pgCpuAtAccept : pgCpu;
 process.stdout.write(
   [
     `accepted     ${(accepted.size / acceptSeconds).toFixed(0)}/s  (${accepted.size} in ${acceptSeconds.toFixed(1)} s, ${failures} refused)`,
@@ -150,6 +157,7 @@ process.stdout.write(
     `latency ms   accept→delivered p50 ${percentile(latencies, 50)}  p99 ${percentile(latencies, 99)}`,
     `peak RSS MB  ${roles.map((r, i) => `${r} ${rss[i]}`).join(', ')}`,
     `cpu s        ${roles.map((r, i) => `${r} ${cpu[i].toFixed(1)}`).join(', ')}; workers ${((workerCpu * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message`,
+    `postgres cpu ${pgCpu.toFixed(1)} s in all${values.split ? `, ${pgCpuAtAccept.toFixed(1)} s up to the last accept, ${pgDelivery.toFixed(1)} s while delivering` : ''}; ${((pgDelivery * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message${values.split ? '' : ' (accept included)'}`,
   ].join('\n') + '\n',
 );
 await cluster.stop();

@@ -4,7 +4,7 @@
  * data dir with an embedded PostgreSQL and tears everything down afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -24,11 +24,49 @@ export interface BenchCluster {
   peakRssMb(): number[];
   /** CPU time (user + system) each server process has used so far, in seconds. */
   cpuSeconds(): number[];
+  /**
+   * CPU time the embedded PostgreSQL has used so far, in seconds: the postmaster, its live
+   * processes (backends, walwriter, checkpointer…) and the backends that have exited (which
+   * the postmaster reaped into its children's times). It shares the cores with the workers,
+   * so its CPU is throughput lost as much as theirs. NaN when the database is not embedded.
+   */
+  postgresCpuSeconds(): number;
   stop(): Promise<void>;
 }
 
 /** USER_HZ of /proc/PID/stat: 100 on Linux for x86 and arm. */
 const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Fields of /proc/PID/stat after the parenthesised name (index 0 is field 3, the state). */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+}
+
+/** utime + stime (fields 14, 15), with the reaped children's cutime + cstime (16, 17) if asked, in seconds. */
+function cpuOf(pid: number, withReaped = false): number {
+  const f = statFields(pid);
+  const ticks = Number(f[11]) + Number(f[12]) + (withReaped ? Number(f[13]) + Number(f[14]) : 0);
+  return ticks / CLOCK_TICKS_PER_SECOND;
+}
+
+/** The postmaster's CPU with that of every process it started (field 4 of stat is the parent pid). */
+function postgresCpu(dataDir: string): number {
+  const m = /^(\d+)/.exec(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8'));
+  if (!m) return NaN;
+  const postmaster = Number(m[1]);
+  let total = cpuOf(postmaster, true);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const f = statFields(Number(entry));
+      if (Number(f[1]) === postmaster) total += cpuOf(Number(entry));
+    } catch {
+      /* gone meanwhile: its time is in the postmaster's reaped children now */
+    }
+  }
+  return total;
+}
 
 /** BENCH_PROFILE_ROLE=worker writes a V8 CPU profile of each such process to BENCH_PROFILE_DIR. */
 function startProcess(role: string, env: Record<string, string>): Promise<ChildProcess> {
@@ -89,16 +127,21 @@ export async function startCluster(roles: string[], extraEnv: Record<string, str
       sample();
       return peaks.map((p) => Math.round(p));
     },
-    // Fields 14 and 15 of /proc/PID/stat (after the parenthesised name): utime, stime in ticks.
     cpuSeconds: () =>
       processes.map((p) => {
         try {
-          const fields = readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-          return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+          return cpuOf(p.pid!);
         } catch {
           return NaN;
         }
       }),
+    postgresCpuSeconds: () => {
+      try {
+        return postgresCpu(dataDir);
+      } catch {
+        return NaN;
+      }
+    },
     async stop() {
       clearInterval(timer);
       await db.close();
