@@ -14,7 +14,11 @@ import { inSandbox } from './sandbox.js';
  */
 export const NOTIFY_GAP_MS = 10;
 
-type Channel = 'postline_messages' | 'postline_events' | 'postline_campaigns' | 'postline_automations';
+/**
+ * `postline_hooks` and `postline_automation_defs` say that a hook or an automation may have
+ * appeared (workers/presence.ts: the loops that skip wake-ups while there is none read again).
+ */
+type Channel = 'postline_messages' | 'postline_events' | 'postline_campaigns' | 'postline_automations' | 'postline_hooks' | 'postline_automation_defs';
 
 interface ChannelState {
   /** A pg_notify is in flight, or waiting for the gap to pass. */

@@ -1,5 +1,6 @@
 import { keyset, type Page } from '../pagination.js';
-import type { Queryable } from '../pool.js';
+import { notifySoon } from '../notify.js';
+import { afterCommit, type Queryable } from '../pool.js';
 
 export interface HookRow {
   id: string;
@@ -26,6 +27,7 @@ export async function insertHook(
      VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${COLUMNS}`,
     [h.id, h.accountId, h.url, h.events, h.secret, h.createdAt],
   );
+  afterCommit(db, (pool) => notifySoon(pool, 'postline_hooks'));
   return rows[0];
 }
 
@@ -76,7 +78,16 @@ export async function enableHookRow(db: Queryable, accountId: string, id: string
      SELECT ${COLUMNS} FROM hooks WHERE account_id = $1 AND id = $2 AND NOT EXISTS (SELECT 1 FROM enabled)`,
     [accountId, id, now],
   );
+  afterCommit(db, (pool) => notifySoon(pool, 'postline_hooks'));
   return rows[0] ?? null;
+}
+
+// Whether any hook is active, in any account: the worker's dispatcher skips the wake-ups of
+// new events while none is (workers/presence.ts). Not scoped by account on purpose: it reads
+// no tenant's data, only whether the dispatcher has anything to do.
+export async function anyActiveHook(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM hooks WHERE status = 'active') AS any`);
+  return rows[0].any;
 }
 
 // Operator tools (the CLI) are given a hook id only; the API always knows the account.

@@ -1,4 +1,5 @@
-import type { Queryable } from '../../pool.js';
+import { notifySoon } from '../../notify.js';
+import { afterCommit, type Queryable } from '../../pool.js';
 
 export interface AutomationRow {
   id: string;
@@ -36,6 +37,19 @@ export async function insertAutomation(db: Queryable, r: AutomationRow): Promise
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [r.id, r.account_id, r.name, r.status, r.trigger_event, r.trigger_filter === null ? null : JSON.stringify(r.trigger_filter), JSON.stringify(r.steps), r.reentry, r.created_at, r.updated_at],
   );
+  afterCommit(db, (pool) => notifySoon(pool, 'postline_automation_defs'));
+}
+
+// Whether recorded events can be queued for the automation engine at all: the queue's trigger
+// (migration 020) needs an automation in the event's account or an automation send, which
+// lives only as long as its automation; or rows are queued already. The worker's event handler
+// skips the wake-ups of new events while this is false (workers/presence.ts). Not scoped by
+// account on purpose: it reads no tenant's data.
+export async function automationEventsPossible(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ any: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM automations) OR EXISTS (SELECT 1 FROM automation_event_queue) AS any`,
+  );
+  return rows[0].any;
 }
 
 // One automation of an account; another account's id is simply not found.
