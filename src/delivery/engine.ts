@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { withTransaction, type Pool } from '../db/pool.js';
+import type { Pool } from '../db/pool.js';
 import type { MessageRow } from '../db/queries/messages.js';
 import { planOutcome, type DeferralCause } from './outcome.js';
 import { recordSteps, type Attempted, type Step } from './record.js';
@@ -118,6 +118,9 @@ export class DeliveryEngine {
   private wake: (() => void) | null = null;
   /** Set by each refill; the first completion that leaves half the batch free or more calls onRoom once. */
   private roomArmed = false;
+  /** onRoom is called once in-flight falls to this (set by each refill). */
+  private lowWater = 0;
+  private lastClaimFull = false;
   private readonly links: TrackingLinks;
   private readonly verpKey: Buffer;
   private readonly dns: MailDns;
@@ -130,6 +133,8 @@ export class DeliveryEngine {
   private readonly sts: StsPolicyResolver;
   /** True while this process fans a campaign out: only mail of no campaign is claimed (holdCampaigns). */
   private campaignsHeld = false;
+  /** Messages claimed and not yet recorded, by recipient domain: what the next claim leaves to other workers (Shaping.claimRooms). */
+  private readonly held = new Map<string, number>();
   /** Builds under way, and the deliveries waiting for a turn (opts.buildsAtOnce). */
   private builds = 0;
   private readonly buildQueue: (() => void)[] = [];
@@ -162,7 +167,7 @@ export class DeliveryEngine {
     this.shaping.start();
     this.outcomes = new GroupCommit<Step, void>(
       async (batch) => {
-        await withTransaction(deps.pool, (tx) => recordSteps(tx, this.workerId, deps.clock.now(), batch));
+        await recordSteps(deps.pool, this.workerId, deps.clock.now(), batch);
         return batch.map(() => undefined);
       },
       { maxBatch: MAX_OUTCOMES_PER_WRITE, maxInFlight: 1 },
@@ -186,7 +191,8 @@ export class DeliveryEngine {
   /**
    * The worker's loop step: a refilling claim. Messages are delivered without waiting for the
    * rest of their claim: while at least half of `batchSize` is free, due messages are claimed
-   * to fill it up, and `onRoom` is called when the in-flight count falls back to half, so the
+   * to fill it up, and `onRoom` is called when the in-flight count falls back to half (of the
+   * batch, or of what was in flight after the claim if that is less), so the
    * loop claims again while the other half is still being built and sent. (A whole claim
    * waiting for its slowest message left the cores idle at every claim's tail.) Returns how
    * many it claimed; a failed outcome write is reported to `onError` and the lease brings
@@ -205,22 +211,36 @@ export class DeliveryEngine {
     this.roomArmed = true;
     if (room < Math.ceil(this.opts.batchSize / 2) && !(gateRoom && room > 0)) return 0;
     const claimed = await this.claim(room);
-    const lowWater = Math.floor(this.opts.batchSize / 2);
+    this.lastClaimFull = claimed.length >= room;
     for (const m of claimed) {
       const delivery: Promise<void> = (async () => this.outcomes.submit(await this.deliverOne(m)))()
         .catch(onError)
         .finally(() => {
+          this.unhold(m);
           this.inFlight.delete(delivery);
           // At or below half, not only at it: a claim made while the count was already low
           // must still announce room when its messages finish.
-          if (this.roomArmed && this.inFlight.size <= lowWater) {
+          if (this.roomArmed && this.inFlight.size <= this.lowWater) {
             this.roomArmed = false;
             onRoom();
           }
         });
       this.inFlight.add(delivery);
     }
+    // Half of what is in flight now, not of the batch: when shaping caps a destination below
+    // the batch (its gate's cap, Shaping.claimRooms), in-flight never reached the batch's half
+    // and every single completion called for a claim of a message or two.
+    this.lowWater = Math.min(Math.floor(this.opts.batchSize / 2), Math.floor(this.inFlight.size / 2));
     return claimed.length;
+  }
+
+  /**
+   * Whether the last refill claimed all the room it had: more may be due at once. A shorter
+   * claim found the queue empty or its destinations capped; the loop claims again when deliveries
+   * make room (onRoom), a destination drains to half its cap, or new mail is notified.
+   */
+  get lastClaimWasFull(): boolean {
+    return this.lastClaimFull;
   }
 
   /** Waits for every delivery `refill` started (shutdown). */
@@ -238,7 +258,15 @@ export class DeliveryEngine {
     if (claimed.length === 0) return 0;
     // Each message's outcome is written as soon as it is known (with whatever else finished
     // meanwhile); a failed write fails the cycle, and the lease brings those messages back.
-    await Promise.all(claimed.map(async (m) => this.outcomes.submit(await this.deliverOne(m))));
+    await Promise.all(
+      claimed.map(async (m) => {
+        try {
+          await this.outcomes.submit(await this.deliverOne(m));
+        } finally {
+          this.unhold(m);
+        }
+      }),
+    );
     return claimed.length;
   }
 
@@ -260,13 +288,28 @@ export class DeliveryEngine {
       await this.shaping.refreshShared();
       this.sharedAt = now.getTime();
     }
-    if (this.deps.config.delivery === 'relay' && this.shaping.relayClosed()) return [];
+    const relay = this.deps.config.delivery === 'relay';
+    if (relay && this.shaping.relayClosed()) return [];
+    // No more of a destination than its gates have room for (the rest stays queued for other
+    // workers, rather than being claimed and handed straight back).
+    if (relay) room = Math.min(room, this.shaping.relayRoom([...this.held.values()].reduce((a, b) => a + b, 0)));
+    if (room <= 0) return [];
     const skipDomains = this.shaping.closedDomains();
-    const claim = (stream: 'transactional' | 'campaign', limit: number) =>
-      claimDueMessages(this.deps.pool, this.workerId, now, limit, this.opts.leaseMs, { stream, skipDomains });
+    const claim = async (stream: 'transactional' | 'campaign', limit: number) => {
+      const rows = await claimDueMessages(this.deps.pool, this.workerId, now, limit, this.opts.leaseMs, { stream, skipDomains, rooms: this.shaping.claimRooms(this.held) });
+      for (const m of rows) this.held.set(m.to_domain, (this.held.get(m.to_domain) ?? 0) + 1);
+      return rows;
+    };
     const claimed = await claim('transactional', room);
     if (claimed.length < room && !this.campaignsHeld) claimed.push(...(await claim('campaign', room - claimed.length)));
     return claimed;
+  }
+
+  /** A claimed message is recorded (or its delivery failed): no longer held. */
+  private unhold(m: MessageRow): void {
+    const n = (this.held.get(m.to_domain) ?? 1) - 1;
+    if (n <= 0) this.held.delete(m.to_domain);
+    else this.held.set(m.to_domain, n);
   }
 
   /** Releases leases of dead predecessors on this host (see the class comment). Returns how many. */

@@ -2,6 +2,13 @@ import type { Queryable } from '../db/pool.js';
 import { SETTLE_STOPPED } from '../db/queries/campaigns/campaigns.js';
 import { MESSAGE_WITH_CONTENT, type MessageRow } from '../db/queries/messages.js';
 
+/** Per-destination caps on a claim (claimDueMessages), as parallel arrays. */
+export interface DestinationRooms {
+  domains: string[];
+  destinations: string[];
+  rooms: number[];
+}
+
 /**
  * Claims up to `limit` due messages for this worker. FOR UPDATE SKIP LOCKED lets many workers
  * claim concurrently without blocking each other or taking the same row. A claimed message
@@ -20,7 +27,14 @@ import { MESSAGE_WITH_CONTENT, type MessageRow } from '../db/queries/messages.js
  * messages_due_without_campaign), `'campaign'` only campaign mail; the engine claims the first
  * before the second, so transactional mail never waits behind a campaign.
  * `skipDomains` are recipient domains whose destination is suspended or full (traffic
- * shaping): their mail stays queued for the workers with room for it.
+ * shaping): their mail stays queued for the workers with room for it. `rooms` caps what is
+ * taken of a destination with some room left: `domains[i]` belongs to destination
+ * `destinations[i]`, which takes at most `rooms[i]` messages (every entry of a destination
+ * carries its room). Without it, a claim of 100 for a destination with room for 20 handed 80
+ * straight back, and claimed them again at the next refill: 4,300 of a worker's 7,300 claimed
+ * rows in bench:delivery were released untried (docs/architecture.md#delivery). The oldest
+ * `limit` due rows are read, those within their destination's room chosen, and only those
+ * locked (SKIP LOCKED: a row another worker is claiming right now is left to it).
  */
 export async function claimDueMessages(
   db: Queryable,
@@ -28,22 +42,37 @@ export async function claimDueMessages(
   now: Date,
   limit: number,
   leaseMs: number,
-  opts: { stream?: 'transactional' | 'campaign' | 'all'; skipDomains?: string[] } = {},
+  opts: { stream?: 'transactional' | 'campaign' | 'all'; skipDomains?: string[]; rooms?: DestinationRooms } = {},
 ): Promise<MessageRow[]> {
   const stream = opts.stream ?? 'all';
-  const params: unknown[] = [workerId, now, limit, leaseMs];
+  const rooms = opts.rooms ?? { domains: [], destinations: [], rooms: [] };
+  const params: unknown[] = [workerId, now, limit, leaseMs, rooms.domains, rooms.destinations, rooms.rooms];
   let filter = stream === 'transactional' ? ' AND campaign_id IS NULL' : stream === 'campaign' ? ' AND campaign_id IS NOT NULL' : '';
   if (opts.skipDomains && opts.skipDomains.length > 0) {
     params.push(opts.skipDomains);
-    filter += ' AND NOT (to_domain = ANY($5::text[]))';
+    filter += ' AND NOT (to_domain = ANY($8::text[]))';
   }
   const { rows } = await db.query<MessageRow>(
-    `WITH due AS (
-       SELECT id, status, campaign_id FROM messages
+    `WITH candidates AS (
+       SELECT id, to_domain, next_attempt_at FROM messages
         WHERE status IN ('queued', 'scheduled', 'deferred', 'sending') AND next_attempt_at <= $2${filter}
         ORDER BY next_attempt_at
         LIMIT $3
-        FOR UPDATE SKIP LOCKED
+     ),
+     chosen AS (
+       SELECT id FROM (
+         SELECT c.id, r.room,
+                row_number() OVER (PARTITION BY coalesce(r.destination, c.to_domain) ORDER BY c.next_attempt_at, c.id) AS nth
+           FROM candidates c LEFT JOIN unnest($5::text[], $6::text[], $7::int[]) AS r(domain, destination, room) ON r.domain = c.to_domain
+       ) ranked
+        WHERE room IS NULL OR nth <= room
+     ),
+     -- Locked only once chosen (a row lock is a write), re-checked under the lock: a row another
+     -- claimer took meanwhile is skipped, or no longer due once its claim committed.
+     due AS (
+       SELECT m.id, m.status, m.campaign_id FROM messages m JOIN chosen ON chosen.id = m.id
+        WHERE m.status IN ('queued', 'scheduled', 'deferred', 'sending') AND m.next_attempt_at <= $2
+          FOR UPDATE OF m SKIP LOCKED
      ),
      stopped AS (
        SELECT d.id, c.status AS campaign_status
@@ -80,51 +109,95 @@ export interface MessageOutcome {
   deliveredAt: Date | null;
 }
 
-/**
- * Records many outcomes in one statement. The `locked_by` guard means a worker whose lease
- * expired (and whose message another worker has since claimed) cannot overwrite the newer
- * attempt's state. Returns the ids actually updated, so only those get events.
- */
-export async function completeMessages(db: Queryable, workerId: string, outcomes: MessageOutcome[]): Promise<Set<string>> {
-  if (outcomes.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>(
-    `UPDATE messages m
-        SET status = o.status, next_attempt_at = o.next_attempt_at, last_response = o.response,
-            last_mx = o.mx, delivered_at = o.delivered_at, locked_by = NULL
-       FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::timestamptz[])
-            AS o(id, status, next_attempt_at, response, mx, delivered_at)
-      WHERE m.id = o.id AND m.locked_by = $1 AND m.status = 'sending'
-     RETURNING m.id`,
-    [
-      workerId,
-      outcomes.map((o) => o.id),
-      outcomes.map((o) => o.status),
-      outcomes.map((o) => o.nextAttemptAt),
-      outcomes.map((o) => o.response),
-      outcomes.map((o) => o.mx),
-      outcomes.map((o) => o.deliveredAt),
-    ],
-  );
-  return new Set(rows.map((r) => r.id));
+/** One attempt's outcome as recorded: the message's new state, the source it left from, its event. */
+export interface OutcomeRecord {
+  outcome: MessageOutcome;
+  source: { name: string; address: string } | null;
+  event: { id: string; accountId: string; type: string; email: string; data: Record<string, unknown>; occurredAt: Date };
 }
 
 /**
- * Gives claimed messages back untried (traffic shaping had no room for them, or their
- * destination was suspended meanwhile): the claim's attempt is undone, the message is due at
- * `nextAttemptAt`. Same `locked_by` guard as completeMessages.
+ * Records what a group of finished deliveries came to, in ONE statement (data-modifying CTEs):
+ * the claims handed back untried are released (the claim's attempt undone, due at
+ * `nextAttemptAt`); every attempted message gets its new state, its source and its event; and
+ * the event writers' wake-up (NOTIFY postline_events) is sent with the commit. Before, a group
+ * was BEGIN, the release UPDATE, the UPDATE, the INSERT, COMMIT and a pg_notify after it: six
+ * round trips where one does, each a socket write on both sides of a loopback that is costly
+ * on this kind of machine (docs/architecture.md#delivery).
+ *
+ * The `locked_by` guard means a worker whose lease expired (and whose message another worker
+ * has since claimed) can neither release nor overwrite the newer attempt's state; only the
+ * messages actually updated get their event (the INSERT joins the UPDATE's RETURNING), and
+ * their ids are returned for the steps that follow in the caller's transaction. Events keep
+ * the order of `outcomes` (WITH ORDINALITY), as webhooks deliver them in seq order.
+ *
+ * NOTIFY inside the statement rather than db/notify.ts's notifySoon after it: a notifying
+ * commit takes PostgreSQL's one notify-queue lock, which is why request paths do not; here at
+ * most one record write per worker is in flight (GroupCommit, maxInFlight 1), so the lock
+ * orders a few commits a second, and the separate pg_notify round trip per group is saved.
  */
-export async function releaseClaims(db: Queryable, workerId: string, released: { id: string; nextAttemptAt: Date }[]): Promise<number> {
-  if (released.length === 0) return 0;
-  const { rowCount } = await db.query(
-    `UPDATE messages m
-        SET status = CASE WHEN m.attempts <= 1 THEN 'queued' ELSE 'deferred' END,
-            first_attempt_at = CASE WHEN m.attempts <= 1 THEN NULL ELSE m.first_attempt_at END,
-            attempts = m.attempts - 1, next_attempt_at = r.next_attempt_at, locked_by = NULL
-       FROM unnest($2::text[], $3::timestamptz[]) AS r(id, next_attempt_at)
-      WHERE m.id = r.id AND m.locked_by = $1 AND m.status = 'sending'`,
-    [workerId, released.map((r) => r.id), released.map((r) => r.nextAttemptAt)],
+export async function recordOutcomes(
+  db: Queryable,
+  workerId: string,
+  released: { id: string; nextAttemptAt: Date }[],
+  outcomes: OutcomeRecord[],
+): Promise<Set<string>> {
+  if (released.length === 0 && outcomes.length === 0) return new Set();
+  const o = outcomes.map((r) => r.outcome);
+  const e = outcomes.map((r) => r.event);
+  const { rows } = await db.query<{ done: string[] }>(
+    `WITH released AS (
+       UPDATE messages m
+          SET status = CASE WHEN m.attempts <= 1 THEN 'queued' ELSE 'deferred' END,
+              first_attempt_at = CASE WHEN m.attempts <= 1 THEN NULL ELSE m.first_attempt_at END,
+              attempts = m.attempts - 1, next_attempt_at = r.next_attempt_at, locked_by = NULL
+         FROM unnest($2::text[], $3::timestamptz[]) AS r(id, next_attempt_at)
+        WHERE m.id = r.id AND m.locked_by = $1 AND m.status = 'sending'
+       RETURNING m.id
+     ),
+     done AS (
+       UPDATE messages m
+          SET status = o.status, next_attempt_at = o.next_attempt_at, last_response = o.response,
+              last_mx = o.mx, delivered_at = o.delivered_at, locked_by = NULL,
+              source_name = coalesce(o.source_name, m.source_name), source_address = coalesce(o.source_address, m.source_address)
+         FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[])
+              AS o(id, status, next_attempt_at, response, mx, delivered_at, source_name, source_address)
+        WHERE m.id = o.id AND m.locked_by = $1 AND m.status = 'sending'
+       RETURNING m.id
+     ),
+     recorded AS (
+       INSERT INTO events (id, account_id, message_id, type, email, url, data, occurred_at)
+       SELECT e.id, e.account_id, e.message_id, e.type, e.email, NULL, e.data, e.occurred_at
+         FROM unnest($4::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::jsonb[], $17::timestamptz[])
+              WITH ORDINALITY AS e(message_id, id, account_id, type, email, data, occurred_at, n)
+         JOIN done ON done.id = e.message_id
+        ORDER BY e.n
+       RETURNING 1
+     )
+     SELECT array(SELECT id FROM done) AS done,
+            (SELECT count(*) FROM released) AS released,
+            (SELECT pg_notify('postline_events', '') FROM recorded LIMIT 1) AS notified`,
+    [
+      workerId,
+      released.map((r) => r.id),
+      released.map((r) => r.nextAttemptAt),
+      o.map((x) => x.id),
+      o.map((x) => x.status),
+      o.map((x) => x.nextAttemptAt),
+      o.map((x) => x.response),
+      o.map((x) => x.mx),
+      o.map((x) => x.deliveredAt),
+      outcomes.map((r) => r.source?.name ?? null),
+      outcomes.map((r) => r.source?.address ?? null),
+      e.map((x) => x.id),
+      e.map((x) => x.accountId),
+      e.map((x) => x.type),
+      e.map((x) => x.email),
+      e.map((x) => JSON.stringify(x.data)),
+      e.map((x) => x.occurredAt),
+    ],
   );
-  return rowCount ?? 0;
+  return new Set(rows[0].done);
 }
 
 // Who holds leases on this host: the few distinct holders of rows in 'sending' (the partial

@@ -17,6 +17,7 @@ import type { Queryable } from '../db/pool.js';
 import { leaseDestination, type LeaseRequest, recordRoutes, releaseWorkerLeases, selectContested, selectSuspended, throttleDestination } from '../db/queries/shaping.js';
 import type { Destination } from '../delivery-policy.js';
 import { Gate } from './gate.js';
+import type { DestinationRooms } from './queue.js';
 
 /**
  * The heartbeat: this often a worker reads what every worker shares (suspensions, and the
@@ -121,6 +122,43 @@ export class Shaping {
     const out = new Set<string>();
     for (const c of closed.values()) if (sources.every((s) => c.sources.has(s))) for (const d of c.domains) out.add(d);
     return [...out];
+  }
+
+  /**
+   * What the next claim may take of each destination this worker has routed mail to: the caps
+   * of its gates that are open, less the messages of its domains this worker holds already
+   * (`held`: claimed and not yet recorded, by recipient domain, whether or not they have reached
+   * their gate yet). A destination not seen yet is not capped: its first claim learns its route.
+   */
+  claimRooms(held: ReadonlyMap<string, number>): DestinationRooms {
+    const now = this.nowMs();
+    const byDestination = new Map<string, { cap: number; domains: Set<string> }>();
+    for (const g of this.gates.values()) {
+      if (g.dest.key === 'relay') continue;
+      let d = byDestination.get(g.dest.key);
+      if (!d) byDestination.set(g.dest.key, (d = { cap: 0, domains: new Set() }));
+      if (!g.closed(now)) d.cap += g.cap;
+      for (const domain of g.domains) d.domains.add(domain);
+    }
+    const out: DestinationRooms = { domains: [], destinations: [], rooms: [] };
+    for (const [destination, d] of byDestination) {
+      let holding = 0;
+      for (const domain of d.domains) holding += held.get(domain) ?? 0;
+      const room = Math.max(0, d.cap - holding);
+      for (const domain of d.domains) {
+        out.domains.push(domain);
+        out.destinations.push(destination);
+        out.rooms.push(room);
+      }
+    }
+    return out;
+  }
+
+  /** Relay mode: what the next claim may take, given the `held` messages this worker holds already (the relay gate's cap less them). */
+  relayRoom(held: number): number {
+    const g = this.gates.get('relay|');
+    if (g === undefined) return Infinity;
+    return g.closed(this.nowMs()) ? 0 : Math.max(0, g.cap - held);
   }
 
   /** Relay mode: whether the relay takes nothing now. */

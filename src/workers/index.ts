@@ -40,9 +40,9 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
     maxConnectionsPerHost: deps.config.mxConnectionsPerHost,
   });
   // Refilling: claims again whenever half of the in-flight batch has finished (and at once
-  // after a claim that found messages, in case more are due), without waiting for the rest.
+  // after a claim that filled its room, in case more are due), without waiting for the rest.
   const deliveryLoop: Loop = startLoop('delivery', opts.deliveryPollMs ?? 1000, async () => {
-    if ((await delivery.refill(() => deliveryLoop.wake(), (err) => onError('delivery', err))) > 0) deliveryLoop.wake();
+    if ((await delivery.refill(() => deliveryLoop.wake(), (err) => onError('delivery', err))) > 0 && delivery.lastClaimWasFull) deliveryLoop.wake();
   }, onError);
   notifications.on('postline_messages', () => deliveryLoop.wake());
   // While this process fans a campaign out, its delivery holds campaign mail (docs/campaigns.md:

@@ -221,14 +221,3 @@ export async function getMessageById(db: Queryable, id: string): Promise<Message
   const { rows } = await db.query<MessageRow>('SELECT * FROM messages WHERE id = $1', [id]);
   return rows[0] ?? null;
 }
-
-// The source address each message's last attempt left from (docs/sending-identity.md), for
-// the messages of one outcome flush.
-export async function recordMessageSources(db: Queryable, sources: { id: string; name: string; address: string }[]): Promise<void> {
-  if (sources.length === 0) return;
-  await db.query(
-    `UPDATE messages m SET source_name = r.name, source_address = r.address
-       FROM unnest($1::text[], $2::text[], $3::text[]) AS r(id, name, address) WHERE m.id = r.id`,
-    [sources.map((s) => s.id), sources.map((s) => s.name), sources.map((s) => s.address)],
-  );
-}
