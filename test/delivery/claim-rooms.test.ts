@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import { claimDueMessages } from '../../src/delivery/queue.js';
+import { Shaping } from '../../src/delivery/shaping.js';
+import { destinationFor, SHIPPED_POLICY } from '../../src/delivery-policy.js';
 import { basicEmail, startMailEnv } from '../helpers/mail-env.js';
 
 // The claim takes no more of a destination than this worker's gates have room for
@@ -52,4 +54,18 @@ test('claim: the oldest of a capped destination go first', async () => {
   const rooms = { domains: ['one.example'], destinations: ['mx:one'], rooms: [1] };
   const [m] = await claimDueMessages(pool, 'w1', clock.now(), 10, 60_000, { rooms });
   assert.equal(m.to_email, 'x1@one.example');
+});
+
+test('claimRooms: a destination\'s room is its open gates\' cap less what this worker holds of its domains; a suspended one has none; one no gate knows is not capped', () => {
+  const shaping = new Shaping({ db: pool, clock, worker: 'w1', maxConnectionsPerWorker: 10, onSlotClosed() {}, onError() {} });
+  const dest = destinationFor(SHIPPED_POLICY, ['mx.one.example']);
+  shaping.route('one.example', dest);
+  shaping.route('two.example', dest);
+  const cap = shaping.gate(dest).cap;
+  assert.equal(cap, 80, 'default block: 20 connections × 4');
+  const held = new Map([['one.example', 30], ['two.example', 20], ['elsewhere.example', 500]]);
+  assert.deepEqual(shaping.claimRooms(held), { domains: ['one.example', 'two.example'], destinations: [dest.key, dest.key], rooms: [30, 30] });
+  assert.deepEqual(shaping.claimRooms(new Map([['one.example', 95]])).rooms, [0, 0], 'never below none');
+  shaping.gate(dest).suspend(clock.now().getTime() + 60_000);
+  assert.deepEqual(shaping.claimRooms(new Map()).rooms, [0, 0], 'suspended: no room');
 });

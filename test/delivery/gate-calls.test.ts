@@ -1,0 +1,65 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { systemClock } from '../../src/clock.js';
+import { Shaping } from '../../src/delivery/shaping.js';
+import { destinationFor, SHIPPED_POLICY, type ProviderPolicy } from '../../src/delivery-policy.js';
+import { testDatabase } from '../helpers/db.js';
+
+// A gate asks the database only when a call could serve its waiting messages: a destination
+// without a per-minute limit, whose slots are all granted, waits for its own turns to end.
+const { pool } = await testDatabase();
+
+function countLeaseCalls(): () => number {
+  let n = 0;
+  const original = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+  (pool as { query: unknown }).query = (...args: unknown[]) => {
+    const text = typeof args[0] === 'string' ? args[0] : '';
+    if (text.includes('delivery_lease(')) n++;
+    return original(...args);
+  };
+  return () => n;
+}
+const leaseCalls = countLeaseCalls();
+
+/** `n` messages through the destination's gate, `parallel` at once, each holding its slot for a few ms. */
+async function flow(shaping: Shaping, policy: ProviderPolicy, mx: string, n: number, parallel: number): Promise<number> {
+  const gate = shaping.route(`${mx}.test`, { ...destinationFor({ ...SHIPPED_POLICY, default: policy }, [mx]) });
+  let maxBusy = 0;
+  let busy = 0;
+  let next = 0;
+  await Promise.all(Array.from({ length: parallel }, async () => {
+    while (next < n) {
+      next++;
+      const turn = await gate.turn();
+      assert.ok('slot' in turn, 'a turn, not a wait');
+      busy++;
+      maxBusy = Math.max(maxBusy, busy);
+      await new Promise((r) => setTimeout(r, 2));
+      busy--;
+      gate.done(turn.slot, true);
+    }
+  }));
+  return maxBusy;
+}
+
+test('gate: 300 messages to a destination without a rate limit cost a handful of lease calls, not one per message; slots still hold', async () => {
+  const shaping = new Shaping({ db: pool, clock: systemClock, worker: 'w1', maxConnectionsPerWorker: 10, onSlotClosed() {}, onError: (err) => assert.fail(String(err)) });
+  const before = leaseCalls();
+  const maxBusy = await flow(shaping, { ...SHIPPED_POLICY.default, maxConnections: 4 }, 'mx.unlimited', 300, 40);
+  const calls = leaseCalls() - before;
+  assert.ok(maxBusy <= 4, `${maxBusy} turns at once with 4 connections allowed`);
+  assert.ok(calls <= 10, `${calls} lease calls for 300 messages`);
+  await shaping.close();
+});
+
+test('gate: with a per-minute limit, tokens are still asked for in batches, and past the bucket the rate paces the turns', async () => {
+  const shaping = new Shaping({ db: pool, clock: systemClock, worker: 'w2', maxConnectionsPerWorker: 10, onSlotClosed() {}, onError: (err) => assert.fail(String(err)) });
+  const before = leaseCalls();
+  const t0 = Date.now();
+  // 6,000 a minute: a bucket of 200, then 100 a second.
+  await flow(shaping, { ...SHIPPED_POLICY.default, maxConnections: 4, messagesPerMinute: 6000 }, 'mx.limited', 250, 40);
+  const calls = leaseCalls() - before;
+  assert.ok(calls < 100, `${calls} lease calls for 250 messages`);
+  assert.ok(Date.now() - t0 >= 300, 'past the bucket, the rate paces the turns');
+  await shaping.close();
+});
