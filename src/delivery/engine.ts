@@ -125,7 +125,8 @@ export class DeliveryEngine {
   private readonly verpKey: Buffer;
   private readonly dns: MailDns;
   private readonly sender: SmtpSender;
-  private readonly signing = new Map<string, { info: SigningInfo; at: number }>();
+  /** Each sending domain's keys, read once a minute; the read itself is shared, so the builds that start together before it returns do not each read and decrypt them. */
+  private readonly signing = new Map<string, { info: Promise<SigningInfo>; at: number }>();
   private readonly content: ContentSource;
   /** Which source address each message leaves from (./sources/picker.ts). */
   private readonly sources: SourcePicker;
@@ -482,14 +483,19 @@ export class DeliveryEngine {
   }
 
   private async signingFor(msg: MessageRow): Promise<SigningInfo> {
-    if (!msg.domain_id) throw new Error('the sending domain was deleted');
-    const cached = this.signing.get(msg.domain_id);
+    const domainId = msg.domain_id;
+    if (!domainId) throw new Error('the sending domain was deleted');
+    const cached = this.signing.get(domainId);
     if (cached && Date.now() - cached.at < SIGNING_CACHE_MS) return cached.info;
-    const info = await loadSigningKeys(this.deps.pool, msg.domain_id, this.deps.config.secret);
-    this.signing.set(msg.domain_id, { info, at: Date.now() });
+    const info = loadSigningKeys(this.deps.pool, domainId, this.deps.config.secret);
+    const entry = { info, at: Date.now() };
+    this.signing.set(domainId, entry);
+    // A failed read is not kept: the next message reads again.
+    info.catch(() => {
+      if (this.signing.get(domainId) === entry) this.signing.delete(domainId);
+    });
     return info;
   }
-
 }
 
 /**
