@@ -14,7 +14,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/pool.js';
-import { leaseDestination, type LeaseRequest, recordRoutes, releaseWorkerLeases, selectContested, selectSuspended, throttleDestination } from '../db/queries/shaping.js';
+import { leaseDestination, type LeaseRequest, recordRoutes, releaseWorkerLeases, selectHeartbeat, selectSuspended, throttleDestination } from '../db/queries/shaping.js';
 import type { Destination } from '../delivery-policy.js';
 import { Gate } from './gate.js';
 import type { DestinationRooms } from './queue.js';
@@ -22,7 +22,7 @@ import type { DestinationRooms } from './queue.js';
 /**
  * The heartbeat: this often a worker reads what every worker shares (suspensions, and the
  * destinations where another worker waits for slots it holds), and renews a lease that is a
- * third of its life old or contested. Two small reads a beat, whatever the number of destinations.
+ * third of its life old or contested. One small read a beat, whatever the number of destinations.
  */
 export const HEARTBEAT_MS = 250;
 
@@ -170,7 +170,10 @@ export class Shaping {
 
   /** Reads the suspensions every worker shares (one query), and applies them to this worker's gates. */
   async refreshShared(): Promise<void> {
-    const rows = await selectSuspended(this.deps.db, this.deps.clock.now());
+    this.applySuspensions(await selectSuspended(this.deps.db, this.deps.clock.now()));
+  }
+
+  private applySuspensions(rows: { destination: string; source: string; until: Date; domains: string[] }[]): void {
     this.shared = rows.map((r) => ({ destination: r.destination, source: r.source, until: r.until.getTime(), domains: r.domains }));
     for (const r of rows) {
       const g = this.gates.get(`${r.destination}|${r.source}`);
@@ -216,7 +219,8 @@ export class Shaping {
    * renewed when a third of their life has passed.
    */
   async beat(): Promise<void> {
-    const [contested] = await Promise.all([selectContested(this.deps.db, this.deps.worker, this.deps.clock.now()), this.refreshShared()]);
+    const { suspended, contested } = await selectHeartbeat(this.deps.db, this.deps.worker, this.deps.clock.now());
+    this.applySuspensions(suspended);
     const wanted = new Set(contested.map((c) => `${c.destination}|${c.source}`));
     this.beats++;
     await Promise.all([...this.gates.entries()].filter(([id, g]) => wanted.has(id) || (g.active() && g.renewalDue())).map(([, g]) => g.lease()));
