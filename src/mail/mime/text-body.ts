@@ -1,0 +1,54 @@
+/**
+ * A text part's body as nodemailer's MimeNode writes it for string content: the transfer
+ * encoding it chooses, and the body in that encoding. nodemailer decides with three scans of
+ * the content (isPlainText, hasLongerLines, _getTextEncoding), each run again every time
+ * getTransferEncoding is asked; here one pass gathers what all three answer
+ * (test/mail/mime-differential.test.ts proves the choice and the bytes equal to the library's).
+ */
+import { encode as base64Encode, wrap as base64Wrap } from 'nodemailer/lib/base64';
+import { encodeQuotedPrintable } from './quoted-printable.js';
+
+export type TextTransferEncoding = '7bit' | 'quoted-printable' | 'base64';
+
+/** nodemailer's line length for text: longer lines make a plain ASCII text quoted-printable. */
+const MAX_7BIT_LINE = 76;
+/** hasLongerLines does not look at strings past 128 KiB: it answers "longer" for them. */
+const LONG_LINE_SCAN_LIMIT = 128 * 1024;
+
+/**
+ * MimeNode.getTransferEncoding() for a text/* node with string content:
+ * - 7bit when every UTF-16 unit is printable ASCII, TAB, CR or LF (isPlainText) and no line
+ *   (split at CR or LF) is longer than 76 characters;
+ * - otherwise quoted-printable when Latin letters outnumber the "non-Latin" units (controls
+ *   other than TAB/CR/LF, and anything at or above 0x80: _getTextEncoding), else base64.
+ * The non-Latin units are exactly the ones isPlainText refuses, so one count answers both.
+ */
+export function textTransferEncoding(content: string): TextTransferEncoding {
+  let nonLatin = 0;
+  let latin = 0;
+  let line = 0;
+  let longest = 0;
+  for (let i = 0; i < content.length; i++) {
+    const c = content.charCodeAt(i);
+    if (c === 0x0a || c === 0x0d) {
+      if (line > longest) longest = line;
+      line = 0;
+      continue;
+    }
+    line++;
+    if (c >= 0x80 || (c < 0x20 && c !== 0x09)) nonLatin++;
+    else if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) latin++;
+  }
+  if (line > longest) longest = line;
+  if (nonLatin === 0 && content.length <= LONG_LINE_SCAN_LIMIT && longest <= MAX_7BIT_LINE) return '7bit';
+  return nonLatin < latin ? 'quoted-printable' : 'base64';
+}
+
+/** The body bytes of a text part in `encoding`, line breaks as the 'win' newline writes them (CRLF). */
+export function encodeTextBody(content: string, encoding: TextTransferEncoding): string {
+  if (encoding === 'base64') return base64Wrap(base64Encode(Buffer.from(content, 'utf8')), 76);
+  // 7bit is written as it is, and quoted-printable keeps CR and LF literal in text: both pass
+  // through nodemailer's LeWindows transform, which makes every LF not after a CR a CRLF.
+  const body = encoding === '7bit' ? content : encodeQuotedPrintable(Buffer.from(content, 'utf8'));
+  return body.includes('\n') ? body.replace(/(?<!\r)\n/g, '\r\n') : body;
+}
