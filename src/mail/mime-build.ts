@@ -15,7 +15,7 @@
  * or past 64 KiB (its encoder's slices). composeMessage makes such trees only for big bodies.
  */
 import { encode as base64Encode, wrap as base64Wrap } from 'nodemailer/lib/base64';
-import { encodeQuotedPrintable, QP_MAX_BYTES } from './mime/quoted-printable.js';
+import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
 
 /** The parts of nodemailer's MimeNode this walk reads (its typings do not declare them all). */
 export interface MimeTreeNode {
@@ -35,6 +35,11 @@ export interface MimeTreeNode {
 
 /** nodemailer's line length for encoded bodies (its encoders' default). */
 const LINE_LENGTH = 76;
+/**
+ * nodemailer's quoted-printable encoder works in slices of 64 KiB, told the byte that follows
+ * each; a longer body is left to build() rather than imitated.
+ */
+const QP_MAX_BYTES = 64 * 1024;
 
 export function buildMimeSync(root: MimeTreeNode): Buffer | null {
   // Each node's transfer encoding, read once here (nodemailer scans the content for it).
@@ -74,7 +79,7 @@ function writeNode(node: MimeTreeNode, out: string[], encodings: Map<MimeTreeNod
     const content = node.content as string | Buffer;
     if (encoding === '7bit') out.push(content as string);
     else if (encoding === 'base64') out.push(base64Wrap(base64Encode(bytes(content)), LINE_LENGTH));
-    else out.push(encodeQuotedPrintable(bytes(content)));
+    else out.push(quotedPrintable(bytes(content)));
   }
   if (node.multipart) {
     node.childNodes.forEach((child, i) => {
@@ -86,3 +91,23 @@ function writeNode(node: MimeTreeNode, out: string[], encodings: Map<MimeTreeNod
 }
 
 const bytes = (content: string | Buffer): Buffer => (typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
+
+/**
+ * A text body as nodemailer's qp.Encoder writes it when the body arrives in one chunk: the
+ * whitespace that ends the body is held back and encoded after the rest (it ends the input, so
+ * its last character is encoded), each part soft-wrapped on from the last unfinished line.
+ */
+function quotedPrintable(body: Buffer): string {
+  let end = body.length;
+  while (end > 0 && (body[end - 1] === 0x20 || body[end - 1] === 0x09)) end--;
+  let out = '';
+  let line = '';
+  for (const part of [body.subarray(0, end), body.subarray(end)]) {
+    if (part.length === 0) continue;
+    const wrapped = qpWrap(line + qpEncode(part), LINE_LENGTH);
+    const lastLf = wrapped.lastIndexOf('\n');
+    out += wrapped.slice(0, lastLf + 1);
+    line = wrapped.slice(lastLf + 1);
+  }
+  return out + line;
+}

@@ -1,12 +1,13 @@
 /**
  * A text body in quoted-printable, the bytes nodemailer's qp.Encoder writes when the body
- * arrives in one chunk of at most 64 KiB. The bytes are encoded by nodemailer's own `encode`;
- * the soft line breaks are placed by `wrapQuotedPrintable` below, which makes the same choices
- * as nodemailer's `wrap` (that one cuts a substring and runs up to six regular expressions per
- * output line, the larger part of a message's encoding cost) by looking at characters in place.
- * test/mail/quoted-printable.test.ts compares both with the library over thousands of bodies.
+ * arrives in one chunk of at most 64 KiB, written from the string itself. nodemailer encodes
+ * the body's UTF-8 bytes one by one into a buffer three times their size, then places soft
+ * line breaks with a substring and up to six regular expressions per output line: the larger
+ * part of a message's composition cost. Here one regular expression finds the few characters
+ * that need an escape (most of an HTML body is copied as it is), and `wrapQuotedPrintable`
+ * makes `wrap`'s choices by looking at characters in place. test/mail/quoted-printable.test.ts
+ * compares both with the library over thousands of bodies.
  */
-import { encode as qpEncode } from 'nodemailer/lib/qp';
 
 /** nodemailer's line length for encoded bodies (its encoders' default). */
 const LINE_LENGTH = 76;
@@ -125,16 +126,40 @@ function onlyEscapes(str: string, start: number, end: number): boolean {
   return true;
 }
 
+/** `=XX` for each byte value. */
+const ESCAPES = Array.from({ length: 256 }, (_, b) => `=${b.toString(16).toUpperCase().padStart(2, '0')}`);
+
+/**
+ * What qp's encode leaves literal is TAB, CR, LF and printable ASCII but '='; whitespace
+ * before a CR, an LF or the end is escaped too. A surrogate pair is one character (four
+ * UTF-8 bytes); a lone surrogate is what Buffer.from makes of it, U+FFFD.
+ */
+const NEEDS_ESCAPE = /[\ud800-\udbff][\udc00-\udfff]|[^\t\n\r\x20-\x3c\x3e-\x7e]|[\t ](?=[\r\n]|$)/g;
+
+function escapeCharacter(ch: string): string {
+  let code = ch.codePointAt(0)!;
+  if (code < 0x80) return ESCAPES[code];
+  if (code >= 0xd800 && code <= 0xdfff) code = 0xfffd;
+  if (code < 0x800) return ESCAPES[0xc0 | (code >> 6)] + ESCAPES[0x80 | (code & 0x3f)];
+  if (code < 0x10000) return ESCAPES[0xe0 | (code >> 12)] + ESCAPES[0x80 | ((code >> 6) & 0x3f)] + ESCAPES[0x80 | (code & 0x3f)];
+  return ESCAPES[0xf0 | (code >> 18)] + ESCAPES[0x80 | ((code >> 12) & 0x3f)] + ESCAPES[0x80 | ((code >> 6) & 0x3f)] + ESCAPES[0x80 | (code & 0x3f)];
+}
+
+/** nodemailer's qp `encode` of the string's UTF-8 bytes, without wrapping. */
+export function encodeQuotedPrintableText(text: string): string {
+  return text.replace(NEEDS_ESCAPE, escapeCharacter);
+}
+
 /**
  * The body encoded and soft-wrapped. The whitespace that ends it is held back and encoded
  * after the rest, as the stream encoder does (it ends the input, so its last character is
  * encoded), and wrapping goes on from the last unfinished line.
  */
-export function encodeQuotedPrintable(body: Buffer): string {
+export function encodeQuotedPrintable(body: string): string {
   let end = body.length;
-  while (end > 0 && (body[end - 1] === 0x20 || body[end - 1] === 0x09)) end--;
-  if (end === body.length) return wrapQuotedPrintable(qpEncode(body));
-  const first = end > 0 ? wrapQuotedPrintable(qpEncode(body.subarray(0, end))) : '';
+  while (end > 0 && (body.charCodeAt(end - 1) === 0x20 || body.charCodeAt(end - 1) === 0x09)) end--;
+  if (end === body.length) return wrapQuotedPrintable(encodeQuotedPrintableText(body));
+  const first = end > 0 ? wrapQuotedPrintable(encodeQuotedPrintableText(body.slice(0, end))) : '';
   const lastLf = first.lastIndexOf('\n');
-  return first.slice(0, lastLf + 1) + wrapQuotedPrintable(first.slice(lastLf + 1) + qpEncode(body.subarray(end)));
+  return first.slice(0, lastLf + 1) + wrapQuotedPrintable(first.slice(lastLf + 1) + encodeQuotedPrintableText(body.slice(end)));
 }

@@ -49,6 +49,6 @@ export function encodeTextBody(content: string, encoding: TextTransferEncoding):
   if (encoding === 'base64') return base64Wrap(base64Encode(Buffer.from(content, 'utf8')), 76);
   // 7bit is written as it is, and quoted-printable keeps CR and LF literal in text: both pass
   // through nodemailer's LeWindows transform, which makes every LF not after a CR a CRLF.
-  const body = encoding === '7bit' ? content : encodeQuotedPrintable(Buffer.from(content, 'utf8'));
+  const body = encoding === '7bit' ? content : encodeQuotedPrintable(content);
   return body.includes('\n') ? body.replace(/(?<!\r)\n/g, '\r\n') : body;
 }

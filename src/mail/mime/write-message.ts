@@ -47,7 +47,8 @@ const boundaryOf = (baseBoundary: string, nodeId: number): string => `--_NmP-${b
 
 function textPart(contentType: string, content: string): Part | null {
   const encoding = textTransferEncoding(content);
-  if (encoding === 'quoted-printable' && Buffer.byteLength(content, 'utf8') > QP_MAX_BYTES) return null;
+  // A UTF-16 unit is at most 3 UTF-8 bytes: most bodies need no count.
+  if (encoding === 'quoted-printable' && content.length * 3 > QP_MAX_BYTES && Buffer.byteLength(content, 'utf8') > QP_MAX_BYTES) return null;
   return { headers: [`Content-Type: ${contentType}`, `Content-Transfer-Encoding: ${encoding}`], body: encodeTextBody(content, encoding) };
 }
 
