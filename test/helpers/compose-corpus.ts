@@ -133,6 +133,7 @@ export function generateComposeCorpus(count: number, seed: number): CorpusInput[
         const units = other.length;
         return 'ab'.repeat(n * units).slice(0, n * units) + other.repeat(n) + pick(['', '1', ' ', '.', '\r\n']) + (chance(0.3) ? 'c' : '');
       }
+      if (r < 0.78) return trait('no letters at all'), pick(['1234567890', '-- ** ==', '\t\t', '.']).repeat(1 + int(20));
       if (r < 0.85) return trait('one control character'), `${line(int(60))}${pick(['\u0000', '\u000b', '\u001f', '\u007f', '\t'])}${line(int(20))}`;
       return trait('whitespace at the end of the body'), `${line(int(90))}${pick([' ', '\t', ' \t', '\t ', '  \r\n '])}`;
     };
