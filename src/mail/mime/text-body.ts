@@ -6,7 +6,7 @@
  * non-ASCII characters is counted (test/mail/mime-differential.test.ts proves the choice and
  * the bytes equal to the library's).
  */
-import { encode as base64Encode, wrap as base64Wrap } from 'nodemailer/lib/base64';
+import { encodeBase64Body } from './base64.js';
 import { encodeQuotedPrintable } from './quoted-printable.js';
 
 export type TextTransferEncoding = '7bit' | 'quoted-printable' | 'base64';
@@ -45,7 +45,7 @@ export function textTransferEncoding(content: string): TextTransferEncoding {
 
 /** The body bytes of a text part in `encoding`, line breaks as the 'win' newline writes them (CRLF). */
 export function encodeTextBody(content: string, encoding: TextTransferEncoding): string {
-  if (encoding === 'base64') return base64Wrap(base64Encode(Buffer.from(content, 'utf8')), 76);
+  if (encoding === 'base64') return encodeBase64Body(Buffer.from(content, 'utf8'));
   // 7bit is written as it is, and quoted-printable keeps CR and LF literal in text: both pass
   // through nodemailer's LeWindows transform, which makes every LF not after a CR a CRLF.
   const body = encoding === '7bit' ? content : encodeQuotedPrintable(content);

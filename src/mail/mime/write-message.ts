@@ -12,7 +12,7 @@
  * a quoted-printable part past 64 KiB.
  */
 import { detectMimeType } from 'nodemailer/lib/mime-funcs';
-import { encode as base64Encode, wrap as base64Wrap } from 'nodemailer/lib/base64';
+import { encodeBase64Body } from './base64.js';
 import { attachmentTypeAndDisposition, headerField, headerKey, withParameters, type HeaderValue, type PreparedValue } from './header-fields.js';
 import { encodeTextBody, textTransferEncoding } from './text-body.js';
 import { QP_MAX_BYTES } from './quoted-printable.js';
@@ -58,7 +58,7 @@ function attachmentPart(a: MessageParts['attachments'][number]): Part | null {
   const { type, disposition } = attachmentTypeAndDisposition(contentType, a.filename);
   return {
     headers: [headerField('Content-Type', type)!, 'Content-Transfer-Encoding: base64', headerField('Content-Disposition', disposition)!],
-    body: base64Wrap(base64Encode(a.content), 76),
+    body: encodeBase64Body(a.content),
   };
 }
 
