@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { simpleParser } from 'mailparser';
-import { composeMessage, ComposeError, isReservedHeader, type ComposeInput } from '../../src/mail/compose.js';
+import { composeMessage, composeNarrow, ComposeError, isReservedHeader, type ComposeInput } from '../../src/mail/compose.js';
 
 const base: ComposeInput = {
   from: { email: 'news@example.com', name: 'Example News' },
@@ -122,4 +122,10 @@ test('compose: each message draws its own boundaries, in nodemailer\'s format (1
   assert.match(first[0], /^--_NmP-[0-9a-f]{16}-Part_1$/);
   assert.equal(first[1], first[0].replace(/Part_1$/, 'Part_2'));
   assert.notEqual(first[0], second[0]);
+});
+
+test('compose: a message Postline sends is written by the narrow writer (the same bytes for the boundary it drew)', async () => {
+  const raw = await composeMessage(base);
+  const drawn = /boundary="--_NmP-([0-9a-f]{16})-Part_1"/.exec(raw.toString('latin1'))![1];
+  assert.ok(composeNarrow(base, drawn)?.equals(raw));
 });
