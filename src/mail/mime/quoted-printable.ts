@@ -5,8 +5,9 @@
  * line breaks with a substring and up to six regular expressions per output line: the larger
  * part of a message's composition cost. Here one regular expression finds the few characters
  * that need an escape (most of an HTML body is copied as it is), and `wrapQuotedPrintable`
- * makes `wrap`'s choices by looking at characters in place. test/mail/quoted-printable.test.ts
- * compares both with the library over thousands of bodies.
+ * makes `wrap`'s choices by looking at characters in place.
+ * test/mail/mime-quoted-printable.test.ts compares both with the library over thousands of
+ * bodies.
  */
 
 /** nodemailer's line length for encoded bodies (its encoders' default). */
