@@ -5,7 +5,10 @@
  * key. Only the accept phase is counted: CPU is read from /proc before and after it, after a
  * warm-up, so the process's start (module loading, migrations) is not in the figure.
  *
- *   npm run bench:accept -- [--messages 6000] [--connections 32] [--warmup 500]
+ *   npm run bench:accept -- [--messages 6000] [--connections 32] [--warmup 500] [--floor]
+ *
+ * `--floor` sends GET /api/v1/me instead (key check, rate-limit count, a small JSON answer):
+ * what any authenticated request costs, the part of an accept that is not the send's own.
  *
  * PostgreSQL's CPU is the postmaster's and every backend's (`/proc`): live processes by their
  * own counters, exited ones through the postmaster's reaped-children counters.
@@ -20,7 +23,10 @@ import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/dom
 import { startCluster } from './lib/server.js';
 
 const { values } = parseArgs({
-  options: { messages: { type: 'string', default: '6000' }, connections: { type: 'string', default: '32' }, warmup: { type: 'string', default: '500' } },
+  options: {
+    messages: { type: 'string', default: '6000' }, connections: { type: 'string', default: '32' }, warmup: { type: 'string', default: '500' },
+    floor: { type: 'boolean', default: false },
+  },
 });
 const total = Number(values.messages);
 const connections = Number(values.connections);
@@ -76,13 +82,15 @@ async function sendAll(from: number, count: number): Promise<[number, number]> {
     Array.from({ length: connections }, async () => {
       while (next < from + count) {
         const i = next++;
-        const res = await fetch(`http://127.0.0.1:${cluster.port}/api/v1/emails`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ to: `user${i}@example.net`, from: { email: 'shop@bench.test', name: 'Shop' }, subject: 'Order {{ order }} shipped', html, variables: { name: `User ${i}`, order: `A-${i}` } }),
-        });
+        const res = values.floor
+          ? await fetch(`http://127.0.0.1:${cluster.port}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })
+          : await fetch(`http://127.0.0.1:${cluster.port}/api/v1/emails`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ to: `user${i}@example.net`, from: { email: 'shop@bench.test', name: 'Shop' }, subject: 'Order {{ order }} shipped', html, variables: { name: `User ${i}`, order: `A-${i}` } }),
+          });
         const body = (await res.json()) as { id?: string };
-        if (res.status === 202 && body.id) ok++;
+        if (res.status === (values.floor ? 200 : 202) && (values.floor || body.id)) ok++;
         else refused++;
       }
     }),
@@ -92,7 +100,7 @@ async function sendAll(from: number, count: number): Promise<[number, number]> {
 
 const commits = async () => (await pool.query(`SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()`)).rows[0].n as number;
 
-process.stdout.write(`POST /api/v1/emails, ~${Math.round(html.length / 1024)} KB HTML template + variables, ${connections} connections, ${warmup} warm-up then ${total} counted, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+process.stdout.write(`${values.floor ? 'GET /api/v1/me (the floor of an authenticated request)' : `POST /api/v1/emails, ~${Math.round(html.length / 1024)} KB HTML template + variables`}, ${connections} connections, ${warmup} warm-up then ${total} counted, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 await sendAll(0, warmup);
 const apiBefore = cluster.cpuSeconds()[0];
 const pgBefore = postgresCpu(postmaster);

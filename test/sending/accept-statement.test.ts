@@ -91,3 +91,29 @@ test('concurrent sends: a scheduled send and a suppressed copy keep their status
     listener.release();
   }
 });
+
+test('concurrent sends: the statement counts its sent events into stats_daily exactly as the events rollup would', async () => {
+  const rollupAccount = await accountWithDomain('Rolled up', 'rolled.test');
+  const ownAccount = await accountWithDomain('Counted', 'counted.test');
+  const sends = [
+    { to: 's1@example.net', tags: ['welcome', 'a'] },
+    { to: 's2@example.net', tags: ['a', 'a'] }, // a tag named twice counts twice, as the rollup does
+    { to: 's3@example.net', cc: ['s4@example.net'], bcc: ['s5@example.net'], tags: ['b'] },
+    { to: 's6@example.net' },
+  ];
+  // The reference: each send alone through a one-statement-per-send path the events rollup counts
+  // (a quota on the account takes sends off the group commit).
+  await pool.query('UPDATE accounts SET monthly_quota = 1000000 WHERE id = $1', [rollupAccount.accountId]);
+  for (const body of sends) assert.equal((await send(rollupAccount, 'a@rolled.test', body)).statusCode, 202);
+  const results = await Promise.all(sends.map((body) => send(ownAccount, 'a@counted.test', body)));
+  assert.deepEqual(results.map((r) => r.statusCode), [202, 202, 202, 202]);
+  const counts = async (accountId: string) => (await pool.query(
+    `SELECT scope, day::text, sum(sent)::int AS sent, sum(delivered + opens + clicks)::int AS other FROM stats_daily WHERE account_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
+    [accountId],
+  )).rows;
+  const reference = await counts(rollupAccount.accountId);
+  assert.deepEqual(reference.map((r) => [r.scope, r.sent]), [['', 6], ['t:a', 3], ['t:b', 3], ['t:welcome', 1]]);
+  assert.deepEqual(await counts(ownAccount.accountId), reference);
+  const stats = await app.inject({ url: '/api/v1/stats?tag=a', headers: ownAccount.live });
+  assert.equal(stats.statusCode, 200, stats.body);
+});

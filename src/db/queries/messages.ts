@@ -116,6 +116,12 @@ export const SUPPRESSED_ROW = { status: 'suppressed', last_response: 'not sent: 
  * is suppressed stores nothing at all. Returns the ids of the suppressed rows: the caller
  * answers 422 recipient_suppressed for a send whose rows are all among them.
  *
+ * The `sent` events are counted into stats_daily by the statement itself (the account's scope
+ * and one per tag, as events_rollup would count them) and the generic rollup is told to skip
+ * them: `postline.events_rollup = by_caller`, set for this statement's transaction only, as the
+ * campaign fan-out does (migration 019). The rollup's join, window sort and grouped upserts were
+ * most of PostgreSQL's time per accept (docs/benchmarks.md). Must run as its own transaction.
+ *
  * NOTIFY inside the statement is sent by its commit, so the workers wake only once the rows are
  * visible. PostgreSQL serialises the commits of notifying transactions (db/notify.ts); this
  * process has one such statement in flight at a time (GroupCommit), so that costs it nothing.
@@ -145,9 +151,19 @@ export async function insertSendsUnlessSuppressed(
        SELECT id, account_id, message_id, type, email, url, data, occurred_at
          FROM json_populate_recordset(NULL::events, $3::json)
         WHERE message_id IN (SELECT id FROM src JOIN sends USING (send_id) WHERE NOT suppressed)
+          AND (SELECT set_config('postline.events_rollup', 'by_caller', true)) IS NOT NULL
+       RETURNING account_id, message_id, occurred_at
+     ),
+     daily AS (
+       INSERT INTO stats_daily AS t (account_id, scope, day, shard, sent)
+       SELECT e.account_id, sc.scope, (e.occurred_at AT TIME ZONE 'UTC')::date, pg_backend_pid() % 4, count(*)
+         FROM e JOIN src ON src.id = e.message_id,
+              LATERAL unnest(ARRAY[''] || ARRAY(SELECT 't:' || tag FROM jsonb_array_elements_text(src.doc->'tags') AS tag)) AS sc(scope)
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+       ON CONFLICT (account_id, scope, day, shard) DO UPDATE SET sent = t.sent + EXCLUDED.sent
        RETURNING 1
      )
-     SELECT ARRAY(SELECT id FROM src WHERE suppressed) AS suppressed,
+     SELECT (SELECT count(*) FROM daily) AS rolled_up, ARRAY(SELECT id FROM src WHERE suppressed) AS suppressed,
             CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_messages', '') END AS wake_messages,
             CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_events', '') END AS wake_events`,
     [JSON.stringify(rows), keys, JSON.stringify(events), JSON.stringify(SUPPRESSED_ROW)],
