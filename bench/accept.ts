@@ -36,11 +36,17 @@ const TICKS = 100; // USER_HZ
 
 /** utime + stime (+ cutime + cstime with `children`) of a pid, in seconds. */
 function cpuOf(pid: number, children: boolean): number {
+  const [user, system] = userSystemOf(pid, children);
+  return user + system;
+}
+
+/** [user, system] CPU seconds of a pid (its reaped children's included with `children`). */
+function userSystemOf(pid: number, children: boolean): [number, number] {
   try {
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0)) / TICKS;
+    return [(Number(f[11]) + (children ? Number(f[13]) : 0)) / TICKS, (Number(f[12]) + (children ? Number(f[14]) : 0)) / TICKS];
   } catch {
-    return 0; // exited between listing and reading: counted by its parent once reaped
+    return [0, 0]; // exited between listing and reading: counted by its parent once reaped
   }
 }
 
@@ -60,6 +66,8 @@ function postgresCpu(postmaster: number): number {
 }
 
 const cluster = await startCluster(['api']);
+// What the process used to start (module loading, migrations, schema compilation): not an accept's cost.
+const startCpu = cluster.cpuSeconds()[0];
 const pool = cluster.db.pool;
 const postmaster = Number(readFileSync(join(cluster.env.POSTLINE_DATA_DIR, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
 const account = await createAccount(pool, { name: 'bench' });
@@ -103,21 +111,25 @@ const commits = async () => (await pool.query(`SELECT xact_commit::bigint AS n F
 process.stdout.write(`${values.floor ? 'GET /api/v1/me (the floor of an authenticated request)' : `POST /api/v1/emails, ~${Math.round(html.length / 1024)} KB HTML template + variables`}, ${connections} connections, ${warmup} warm-up then ${total} counted, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 await sendAll(0, warmup);
 const apiBefore = cluster.cpuSeconds()[0];
+const apiPid = cluster.processes[0].pid!;
+const [apiUserBefore, apiSystemBefore] = userSystemOf(apiPid, false);
 const pgBefore = postgresCpu(postmaster);
 const commitsBefore = await commits();
 const t0 = Date.now();
 const [ok, refused] = await sendAll(warmup, total);
 const seconds = (Date.now() - t0) / 1000;
 const apiCpu = cluster.cpuSeconds()[0] - apiBefore;
+const [apiUserAfter, apiSystemAfter] = userSystemOf(apiPid, false);
 const pgCpu = postgresCpu(postmaster) - pgBefore;
 const commitCount = (await commits()) - commitsBefore;
 process.stdout.write(
   [
     `accepted     ${(ok / seconds).toFixed(0)}/s  (${ok} in ${seconds.toFixed(1)} s, ${refused} refused)`,
-    `cpu api      ${apiCpu.toFixed(2)} s: ${((apiCpu * 1000) / Math.max(1, ok)).toFixed(3)} ms per accepted request`,
+    `cpu api      ${apiCpu.toFixed(2)} s: ${((apiCpu * 1000) / Math.max(1, ok)).toFixed(3)} ms per accepted request (user ${(apiUserAfter - apiUserBefore).toFixed(2)} s, system ${(apiSystemAfter - apiSystemBefore).toFixed(2)} s)`,
     `cpu postgres ${pgCpu.toFixed(2)} s: ${((pgCpu * 1000) / Math.max(1, ok)).toFixed(3)} ms per accepted request`,
     `cpu both     ${(((apiCpu + pgCpu) * 1000) / Math.max(1, ok)).toFixed(3)} ms per accepted request`,
     `database     ${(commitCount / Math.max(1, ok)).toFixed(3)} commits per accepted request`,
+    `start-up     ${startCpu.toFixed(2)} s of API CPU before the first request (not counted above)`,
     `load         ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) at the end`,
   ].join('\n') + '\n',
 );
