@@ -1,0 +1,254 @@
+/**
+ * The text of a document whose body is a flat run of leaf blocks (`<p>`, `<h1>`…`<h6>`, or a
+ * `<div>` of inline content), put together from the text of each block on its own.
+ *
+ * html-to-text turns each such block into text independently of its neighbours (a block
+ * starts a fresh line builder, 78 columns wide, and holds no other block) and joins the
+ * blocks' texts with max(previous block's trailing, this block's leading) line breaks, an
+ * empty text adding none. So a document's copies that differ in a few blocks (a campaign's
+ * merge fields, a template's variables) need only those blocks converted; the rest are the
+ * same strings as in the previous copy, and their texts are kept (./index.ts).
+ *
+ * Covered, read with htmlparser2's tokenizer rules: anything before one `<body>`; in the body,
+ * whitespace, plain `<!-- -->` comments, `<script>`/`<style>` (which html-to-text skips), and
+ * leaf blocks holding text and inline elements only (INLINE), each closed explicitly; then
+ * `</body>`. Anything else returns null and the whole document goes to html-to-text: nested
+ * blocks, tables, lists, text or `<br>` directly in the body, stray close tags (a stray `</p>`
+ * makes an empty paragraph), other markup declarations, foreign content, raw-text elements
+ * other than script and style, a document without `<body>` or with two.
+ * test/mail/html-text-differential.test.ts proves it equal to html-to-text; decision 0042.
+ */
+
+/** Line breaks before and after each leaf block: html-to-text's defaults for these formatters. */
+const LEAF_BREAKS = new Map<string, readonly [leading: number, trailing: number]>([
+  ['p', [2, 2]],
+  ['h1', [3, 2]],
+  ['h2', [3, 2]],
+  ['h3', [3, 2]],
+  ['h4', [2, 2]],
+  ['h5', [2, 2]],
+  ['h6', [2, 2]],
+  ['div', [1, 1]],
+]);
+
+/**
+ * Elements html-to-text formats inline (or, for a, br, img and wbr, within the line) and that
+ * no open tag implicitly closes in htmlparser2: inside a leaf block they keep it a leaf.
+ */
+const INLINE = new Set([
+  'a', 'abbr', 'b', 'bdi', 'bdo', 'big', 'br', 'cite', 'code', 'del', 'dfn', 'em', 'font', 'i', 'img', 'ins', 'kbd',
+  'mark', 'q', 's', 'samp', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'time', 'tt', 'u', 'var', 'wbr',
+]);
+
+/** Elements whose content htmlparser2 reads as raw text and html-to-text skips. */
+const SKIPPED_RAW_TEXT = new Set(['script', 'style']);
+/** Raw-text elements allowed before the body (the head's title is never read). */
+const HEAD_RAW_TEXT = new Set(['script', 'style', 'title']);
+
+/** Constructs this reader leaves to the parser: foreign content, other raw-text elements, the tokenizer's folded characters. */
+const UNCOVERED = /<(?:svg|math|plaintext|xmp|iframe|noembed|noframes|textarea)|[\x0f\x1c]/i;
+const BODY_OPEN = /<body/gi;
+
+const TAB = 9;
+const LF = 10;
+const FF = 12;
+const CR = 13;
+const SPACE = 32;
+const BANG = 33;
+const DQUOTE = 34;
+const SQUOTE = 39;
+const SLASH = 47;
+const EQ = 61;
+const GT = 62;
+
+function isWhitespace(c: number): boolean {
+  return c === SPACE || c === LF || c === TAB || c === FF || c === CR;
+}
+
+function endsName(c: number): boolean {
+  return c === SLASH || c === GT || isWhitespace(c);
+}
+
+function isAsciiAlpha(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+}
+
+/** One piece of markup at a "<". */
+interface Token {
+  kind: 'open' | 'close' | 'comment' | 'doctype';
+  /** Lower-case tag name (open/close). */
+  name: string;
+  /** Offset just past the token. */
+  end: number;
+}
+
+class Uncovered extends Error {}
+
+/**
+ * The markup at `lt` (a "<"), or null when that "<" is text. Throws Uncovered for anything
+ * outside the covered subset, including a document that ends inside it.
+ */
+function tokenAt(html: string, lt: number): Token | null {
+  const n = html.length;
+  const c = html.charCodeAt(lt + 1);
+  if (isAsciiAlpha(c)) {
+    let p = lt + 2;
+    while (p < n && !endsName(html.charCodeAt(p))) p++;
+    const name = html.slice(lt + 1, p).toLowerCase();
+    return { kind: 'open', name, end: pastOpenTag(html, p) };
+  }
+  if (c === SLASH) {
+    if (!isAsciiAlpha(html.charCodeAt(lt + 2))) throw new Uncovered();
+    let p = lt + 3;
+    while (p < n && !endsName(html.charCodeAt(p))) p++;
+    const gt = html.indexOf('>', p);
+    if (gt < 0) throw new Uncovered();
+    return { kind: 'close', name: html.slice(lt + 2, p).toLowerCase(), end: gt + 1 };
+  }
+  if (c === BANG) {
+    if (html.startsWith('--', lt + 2)) {
+      // A plain comment: not `<!-->` or `<!--->`, ended by the first `-->`, no `--!>` in it.
+      const body = lt + 4;
+      const close = html.indexOf('-->', body);
+      if (close < 0 || html.charCodeAt(body) === GT || html.startsWith('->', body) || html.slice(body, close).includes('--!')) throw new Uncovered();
+      return { kind: 'comment', name: '', end: close + 3 };
+    }
+    if (html.slice(lt + 2, lt + 9).toLowerCase() === 'doctype') {
+      const gt = html.indexOf('>', lt + 9);
+      if (gt < 0) throw new Uncovered();
+      return { kind: 'doctype', name: '', end: gt + 1 };
+    }
+    throw new Uncovered();
+  }
+  if (c === 63 /* ? */ || Number.isNaN(c)) throw new Uncovered();
+  return null;
+}
+
+/** Past an open tag's ">", its attributes read as the tokenizer does (a quoted value may hold ">"). */
+function pastOpenTag(html: string, from: number): number {
+  const n = html.length;
+  let p = from;
+  for (;;) {
+    if (p >= n) throw new Uncovered();
+    let c = html.charCodeAt(p);
+    if (c === GT) return p + 1;
+    if (c === SLASH || isWhitespace(c)) {
+      p++;
+      continue;
+    }
+    p++;
+    while (p < n && (c = html.charCodeAt(p)) !== EQ && !endsName(c)) p++;
+    while (p < n && isWhitespace(html.charCodeAt(p))) p++;
+    if (p >= n) throw new Uncovered();
+    if (html.charCodeAt(p) !== EQ) continue;
+    p++;
+    while (p < n && isWhitespace(html.charCodeAt(p))) p++;
+    if (p >= n) throw new Uncovered();
+    c = html.charCodeAt(p);
+    if (c === DQUOTE || c === SQUOTE) {
+      const close = html.indexOf(c === DQUOTE ? '"' : "'", p + 1);
+      if (close < 0) throw new Uncovered();
+      p = close + 1;
+    } else {
+      while (p < n && !isWhitespace((c = html.charCodeAt(p))) && c !== GT) p++;
+    }
+  }
+}
+
+/** Past a raw-text element's content and its close tag `</name` (any case, then whitespace, "/" or ">"). */
+function pastRawText(html: string, from: number, name: string): number {
+  const n = html.length;
+  let at = from;
+  for (;;) {
+    const lt = html.indexOf('</', at);
+    const end = lt + 2 + name.length;
+    if (lt < 0 || end >= n) throw new Uncovered();
+    if (html.slice(lt + 2, end).toLowerCase() === name && endsName(html.charCodeAt(end))) {
+      const gt = html.indexOf('>', end);
+      if (gt < 0) throw new Uncovered();
+      return gt + 1;
+    }
+    at = lt + 1;
+  }
+}
+
+function onlyWhitespace(html: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!isWhitespace(html.charCodeAt(i))) return false;
+  return true;
+}
+
+/** Past the body's open tag. Before it, any markup (html-to-text reads the body only). */
+function pastBodyOpen(html: string): number {
+  let at = 0;
+  for (;;) {
+    const lt = html.indexOf('<', at);
+    if (lt < 0) throw new Uncovered();
+    const token = tokenAt(html, lt);
+    if (token === null) {
+      at = lt + 1;
+      continue;
+    }
+    if (token.kind === 'open' && token.name === 'body') return token.end;
+    at = token.kind === 'open' && HEAD_RAW_TEXT.has(token.name) ? pastRawText(html, token.end, token.name) : token.end;
+  }
+}
+
+/** Past a leaf block's close tag, given the offset past its open tag. */
+function pastLeaf(html: string, from: number, name: string): number {
+  let at = from;
+  for (;;) {
+    const lt = html.indexOf('<', at);
+    if (lt < 0) throw new Uncovered();
+    const token = tokenAt(html, lt);
+    if (token === null || token.kind === 'comment') {
+      at = token === null ? lt + 1 : token.end;
+      continue;
+    }
+    if (token.kind === 'close' && token.name === name) return token.end;
+    if (token.kind === 'doctype' || !INLINE.has(token.name)) throw new Uncovered();
+    at = token.end;
+  }
+}
+
+/**
+ * The document's text from its leaf blocks' texts (`leafText` converts one block's source on
+ * its own), or null when the document is not covered.
+ */
+export function blockwiseText(html: string, leafText: (leafHtml: string) => string): string | null {
+  if (UNCOVERED.test(html)) return null;
+  try {
+    let at = pastBodyOpen(html);
+    BODY_OPEN.lastIndex = at;
+    if (BODY_OPEN.test(html)) return null;
+    let out = '';
+    let stashedLineBreaks = 0;
+    for (;;) {
+      const lt = html.indexOf('<', at);
+      if (lt < 0 || !onlyWhitespace(html, at, lt)) return null;
+      const token = tokenAt(html, lt);
+      if (token === null || token.kind === 'doctype') return null;
+      if (token.kind === 'comment') {
+        at = token.end;
+        continue;
+      }
+      if (token.kind === 'close') {
+        if (token.name !== 'body') return null;
+        return out;
+      }
+      if (SKIPPED_RAW_TEXT.has(token.name)) {
+        at = pastRawText(html, token.end, token.name);
+        continue;
+      }
+      const breaks = LEAF_BREAKS.get(token.name);
+      if (breaks === undefined) return null;
+      at = pastLeaf(html, token.end, token.name);
+      const text = leafText(html.slice(lt, at));
+      // As html-to-text adds a closed block's text to its parent: line breaks only between texts.
+      out = out ? out + '\n'.repeat(Math.max(stashedLineBreaks, breaks[0])) + text : text;
+      stashedLineBreaks = breaks[1];
+    }
+  } catch (e) {
+    if (e instanceof Uncovered) return null;
+    throw e;
+  }
+}
