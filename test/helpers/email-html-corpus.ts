@@ -50,11 +50,27 @@ export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
     const content = Array.from({ length: int(6) }, () => inline(0)).join(pick(['', ' ', '\n']));
     return `<${tag}${attrs}>${content}</${tag}${pick(['', ' '])}>`;
   };
+  /** Layout: divs and tables of blocks, tables of inline cells, centring wrappers, nested. */
+  const container = (depth: number): string => {
+    const children = () => Array.from({ length: int(4) }, () => (depth < 2 && chance(0.3) ? container(depth + 1) : leaf())).join(pick(['', '\n', '\n    ']));
+    const cells = () => Array.from({ length: 1 + int(3) }, () => `<td${pick(['', ' align="center"', ' style="padding:0"'])}>${children()}${pick(['</td>', '</TD>', ''])}`).join('');
+    return pick([
+      () => `<div${pick(['', ' class="wrap"'])}>${children()}</div>`,
+      () => `<table role="presentation"${pick(['', ' width="100%"'])}>${pick(['', '<tbody>'])}<tr>${cells()}</tr>${pick(['', '<tr>' + cells()])}${pick(['', '</tbody>'])}</table>`,
+      () => `<table><tr><td>${words(4)}</td><td>${link()}</td></tr><tr><th>${words(2)}</th></tr></table>`,
+      () => `<center>${children()}</center>`,
+      () => `<div>${Array.from({ length: 1 + int(3) }, () => inline(0)).join('')}</div>`,
+    ])();
+  };
   const uncovered = () =>
     pick([
-      '<table><tr><td><p>cell</p></td></tr></table>',
+      '<table><tr><td>text beside <p>a paragraph</p></td></tr></table>',
+      '<div>text beside <p>a paragraph</p></div>',
       '<ul><li>one</li><li>two</li></ul>',
-      '<div><p>nested</p></div>',
+      '<table><tr><td><div>unclosed div</td></tr></table>',
+      '<table><tr><td><div><td><p>a</p><td><p>b</p></td></td><p>c</p></div></td></tr></table>',
+      '<div><span><p>block in inline</p></span></div>',
+      '</td>',
       'stray text in the body',
       '<br>',
       '</p>',
@@ -64,7 +80,6 @@ export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
       '<p>unclosed paragraph',
       '<p>para<div>block inside</div></p>',
       '<hr>',
-      '<center><p>centred</p></center>',
       '<blockquote>q</blockquote>',
       '<pre>  pre  </pre>',
       '<!-- a --!> <p>after a bang-closed comment</p> -->',
@@ -73,10 +88,12 @@ export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
       '<?php echo 1 ?>',
       '<title>in the body</title>',
       '< <p>after a lone "<"</p>',
+      '<table class="data"><thead><tr><th>h</th></tr></thead></table>',
     ]);
   const bodyItem = () => {
     const r = random();
-    if (r < 0.75) return leaf();
+    if (r < 0.55) return leaf();
+    if (r < 0.75) return container(0);
     if (r < 0.82) return pick(['<!-- spacer -->', '<script>var a = "<p>x</p>";</script>', '<style>p { color: red }</style>']);
     if (r < 0.97) return pick(SPACES.filter((s) => !s.includes('&') && !s.includes('\u00a0') && !s.includes('\u200b')));
     return uncovered();

@@ -48,10 +48,27 @@ test('blockwise text covers the usual shapes of a transactional email', () => {
     '<html><head><title>Re: the <body> tag</title><style>p{}</style></head><body><h1>Hi</h1><p>x</p></body></html>',
     '<!DOCTYPE html>\r\n<html><body style="margin:0">\r\n  <!-- preheader -->\r\n  <p>Hello &amp; welcome,\n  <b>Zoë</b>: <a href="https://a.example/">your order</a>.</p>\r\n<script>var p = "<p>";</script><div><img src="x.png" alt="">Footer<br>line</div></body></html>',
     '<body><P ALIGN=center>upper-case</P ><h4 title="a > b">quoted ></h4></body>',
+    '<body><center><table role="presentation" width="100%"><tr><td align="center"><table><tr><td><h1>Hi</h1><p>Your order</p></td></tr>' +
+      '<tr><td><div><p>nested</p></div></td></tr></table></td></tr><tr><td><p>Footer <a href="https://a.example/u">unsubscribe</a></p></td></tr></table></center></body>',
   ]) {
     const blockwise = blockwiseText(html, convertHtml);
     assert.notEqual(blockwise, null, html);
     assert.equal(blockwise, convertHtml(html));
+  }
+});
+
+test('blockwise text declines what it does not cover', () => {
+  for (const html of [
+    // A <b> left open before the body holds it: the stray </b> would close the paragraph and the body.
+    '<b><body><p>x</b>y</p></body>',
+    // The second <td> closes the first; the second </td> then closes the outer cell, and the div with it.
+    '<body><table><tr><td><div><td><p>a</p><td><p>b</p></td></td><p>c</p></div></td></tr></table></body>',
+    '<body><table><tr><td>Footer beside</td><td><p>a block</p></td></tr></table></body>',
+    '<body><p>x</p>loose text</body>',
+    '<p>no body</p>',
+  ]) {
+    assert.equal(blockwiseText(html, convertHtml), null, html);
+    assert.equal(htmlToText(html), convertHtml(html));
   }
 });
 

@@ -19,8 +19,8 @@
  * test/mail/html-text-differential.test.ts proves it equal to html-to-text; decision 0042.
  */
 
-/** Line breaks before and after each leaf block: html-to-text's defaults for these formatters. */
-const LEAF_BREAKS = new Map<string, readonly [leading: number, trailing: number]>([
+/** Line breaks before and after each block: html-to-text's defaults for these formatters (a table not marked as data is a block). */
+const BLOCK_BREAKS = new Map<string, readonly [leading: number, trailing: number]>([
   ['p', [2, 2]],
   ['h1', [3, 2]],
   ['h2', [3, 2]],
@@ -29,20 +29,38 @@ const LEAF_BREAKS = new Map<string, readonly [leading: number, trailing: number]
   ['h5', [2, 2]],
   ['h6', [2, 2]],
   ['div', [1, 1]],
+  ['table', [2, 2]],
 ]);
+/** Blocks that may hold other blocks (else only inline content, like p and the headings). */
+const CONTAINERS = new Set(['div', 'table']);
 
 /**
  * Elements html-to-text formats inline (or, for a, br, img and wbr, within the line) and that
- * no open tag implicitly closes in htmlparser2: inside a leaf block they keep it a leaf.
+ * no open tag implicitly closes in htmlparser2.
  */
 const INLINE = new Set([
   'a', 'abbr', 'b', 'bdi', 'bdo', 'big', 'br', 'cite', 'code', 'del', 'dfn', 'em', 'font', 'i', 'img', 'ins', 'kbd',
   'mark', 'q', 's', 'samp', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'time', 'tt', 'u', 'var', 'wbr',
 ]);
+const VOID = new Set(['br', 'img', 'wbr']);
+
+/**
+ * Layout elements html-to-text walks through as if they were not there (formatted inline),
+ * with the open elements each one implicitly closes in htmlparser2.
+ */
+const WRAPPERS = new Map<string, ReadonlySet<string>>([
+  ['center', new Set()],
+  ['tbody', new Set(['thead', 'tbody'])],
+  ['tfoot', new Set(['thead', 'tbody'])],
+  ['thead', new Set()],
+  ['tr', new Set(['tr', 'th', 'td'])],
+  ['th', new Set(['th'])],
+  ['td', new Set(['thead', 'th', 'td'])],
+]);
 
 /** Elements whose content htmlparser2 reads as raw text and html-to-text skips. */
 const SKIPPED_RAW_TEXT = new Set(['script', 'style']);
-/** Raw-text elements allowed before the body (the head's title is never read). */
+/** Raw-text elements before the body (whose content alone html-to-text reads), title among them. */
 const HEAD_RAW_TEXT = new Set(['script', 'style', 'title']);
 
 /** Constructs this reader leaves to the parser: foreign content, other raw-text elements, the tokenizer's folded characters. */
@@ -177,7 +195,11 @@ function onlyWhitespace(html: string, from: number, to: number): boolean {
   return true;
 }
 
-/** Past the body's open tag. Before it, any markup (html-to-text reads the body only). */
+/**
+ * Past the body's open tag. What comes before it is not read; an element left open there holds
+ * the body, which changes nothing here: a close tag in the body that no element opened in the
+ * body ends is not covered (readContent).
+ */
 function pastBodyOpen(html: string): number {
   let at = 0;
   for (;;) {
@@ -193,21 +215,93 @@ function pastBodyOpen(html: string): number {
   }
 }
 
-/** Past a leaf block's close tag, given the offset past its open tag. */
-function pastLeaf(html: string, from: number, name: string): number {
+/** A block's text as html-to-text keeps it while converting: what a parent block gets from it. */
+class Holder {
+  text = '';
+  stashedLineBreaks = 0;
+  constructor(public leadingLineBreaks: number) {}
+
+  /** html-to-text's addText: line breaks only between texts, the larger of the two sides'. */
+  add(text: string, leading: number, trailing: number): void {
+    const lineBreaks = Math.max(this.stashedLineBreaks, leading);
+    if (this.text) this.text = this.text + '\n'.repeat(lineBreaks) + text;
+    else {
+      this.text = text;
+      this.leadingLineBreaks = lineBreaks;
+    }
+    this.stashedLineBreaks = trailing;
+  }
+}
+
+/**
+ * Reads an element's content, from past its open tag to past its close tag (`name`), adding
+ * its child blocks to `holder`. Inline content and child blocks are reported, not judged: a
+ * container with both is the caller's to refuse. Every element opened inside is tracked (with
+ * htmlparser2's implied closes for the table wrappers) so that a close tag is known to end an
+ * element of this content: one that would close something outside it is not covered.
+ */
+function readContent(
+  html: string,
+  from: number,
+  name: string,
+  holder: Holder,
+  leafText: (leafHtml: string) => string,
+): { end: number; inline: boolean; blocks: boolean } {
+  const container = name === 'body' || CONTAINERS.has(name);
+  const open: string[] = [];
+  let inline = false;
+  let blocks = false;
   let at = from;
   for (;;) {
     const lt = html.indexOf('<', at);
     if (lt < 0) throw new Uncovered();
+    if (!inline && !onlyWhitespace(html, at, lt)) inline = true;
     const token = tokenAt(html, lt);
-    if (token === null || token.kind === 'comment') {
-      at = token === null ? lt + 1 : token.end;
+    if (token === null) {
+      inline = true;
+      at = lt + 1;
       continue;
     }
-    if (token.kind === 'close' && token.name === name) return token.end;
-    if (token.kind === 'doctype' || !INLINE.has(token.name)) throw new Uncovered();
     at = token.end;
+    if (token.kind === 'comment') continue;
+    if (token.kind === 'doctype') throw new Uncovered();
+    if (token.kind === 'close') {
+      const nearest = open.lastIndexOf(token.name);
+      if (nearest >= 0) open.length = nearest;
+      else if (token.name === name) return { end: token.end, inline, blocks };
+      // A stray </br> is a line break in htmlparser2.
+      else if (token.name === 'br') inline = true;
+      else throw new Uncovered();
+      continue;
+    }
+    const tag = token.name;
+    if (SKIPPED_RAW_TEXT.has(tag)) {
+      at = pastRawText(html, token.end, tag);
+    } else if (INLINE.has(tag)) {
+      inline = true;
+      if (!VOID.has(tag)) open.push(tag);
+    } else if (container && WRAPPERS.has(tag)) {
+      const closes = WRAPPERS.get(tag)!;
+      while (open.length > 0 && closes.has(open[open.length - 1])) open.pop();
+      open.push(tag);
+    } else if (container && BLOCK_BREAKS.has(tag)) {
+      blocks = true;
+      at = readBlock(html, lt, token.end, tag, holder, leafText);
+    } else {
+      throw new Uncovered();
+    }
   }
+}
+
+/** One block from its open tag: a leaf's text is converted on its own, a container's put together. */
+function readBlock(html: string, start: number, contentStart: number, name: string, parent: Holder, leafText: (leafHtml: string) => string): number {
+  const [leading, trailing] = BLOCK_BREAKS.get(name)!;
+  const holder = new Holder(leading);
+  const { end, inline, blocks } = readContent(html, contentStart, name, holder, leafText);
+  if (inline && blocks) throw new Uncovered();
+  if (blocks) parent.add(holder.text, holder.leadingLineBreaks, Math.max(holder.stashedLineBreaks, trailing));
+  else parent.add(leafText(html.slice(start, end)), leading, trailing);
+  return end;
 }
 
 /**
@@ -217,36 +311,12 @@ function pastLeaf(html: string, from: number, name: string): number {
 export function blockwiseText(html: string, leafText: (leafHtml: string) => string): string | null {
   if (UNCOVERED.test(html)) return null;
   try {
-    let at = pastBodyOpen(html);
+    const at = pastBodyOpen(html);
     BODY_OPEN.lastIndex = at;
     if (BODY_OPEN.test(html)) return null;
-    let out = '';
-    let stashedLineBreaks = 0;
-    for (;;) {
-      const lt = html.indexOf('<', at);
-      if (lt < 0 || !onlyWhitespace(html, at, lt)) return null;
-      const token = tokenAt(html, lt);
-      if (token === null || token.kind === 'doctype') return null;
-      if (token.kind === 'comment') {
-        at = token.end;
-        continue;
-      }
-      if (token.kind === 'close') {
-        if (token.name !== 'body') return null;
-        return out;
-      }
-      if (SKIPPED_RAW_TEXT.has(token.name)) {
-        at = pastRawText(html, token.end, token.name);
-        continue;
-      }
-      const breaks = LEAF_BREAKS.get(token.name);
-      if (breaks === undefined) return null;
-      at = pastLeaf(html, token.end, token.name);
-      const text = leafText(html.slice(lt, at));
-      // As html-to-text adds a closed block's text to its parent: line breaks only between texts.
-      out = out ? out + '\n'.repeat(Math.max(stashedLineBreaks, breaks[0])) + text : text;
-      stashedLineBreaks = breaks[1];
-    }
+    const root = new Holder(0);
+    const { inline } = readContent(html, at, 'body', root, leafText);
+    return inline ? null : root.text;
   } catch (e) {
     if (e instanceof Uncovered) return null;
     throw e;
