@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { blockwiseText } from '../../src/mail/html-text/blocks.js';
+import { blockwiseText, type Leaf } from '../../src/mail/html-text/blocks.js';
 import { convertHtml } from '../../src/mail/html-text/convert.js';
 import { htmlToText } from '../../src/mail/html-text/index.js';
 import { htmlToText as composeHtmlToText } from '../../src/mail/compose.js';
@@ -10,6 +10,7 @@ import { generateEmailHtmlCorpus } from '../helpers/email-html-corpus.js';
 // byte-identical for every document the blockwise path covers, and the rest declined and
 // converted whole (decision 0042).
 const CORPUS_SIZE = 3000;
+const byLeaf = (leaves: readonly Leaf[]) => leaves.map((leaf) => convertHtml(leaf.source));
 const SEED = Number(process.env.HTML_CORPUS_SEED ?? 0x7e47c0de);
 
 test(`blockwise text equals html-to-text over ${CORPUS_SIZE} seeded email documents; the rest fall back`, (t) => {
@@ -18,7 +19,7 @@ test(`blockwise text equals html-to-text over ${CORPUS_SIZE} seeded email docume
   let blocks = 0;
   corpus.forEach((html, index) => {
     const reference = convertHtml(html);
-    const blockwise = blockwiseText(html, (leaf) => (blocks++, convertHtml(leaf)));
+    const blockwise = blockwiseText(html, (leaves) => leaves.map((leaf) => (blocks++, convertHtml(leaf.source))));
     if (blockwise !== null) {
       covered++;
       assert.equal(blockwise, reference, `document ${index} (seed ${SEED}): ${JSON.stringify(html)}`);
@@ -36,7 +37,7 @@ test('blockwise text: copies of a document that differ in one block convert only
   const converted: string[] = [];
   const convert = (leaf: string) => (converted.push(leaf), convertHtml(leaf));
   const seen = new Map<string, string>();
-  const cached = (leaf: string) => seen.get(leaf) ?? (seen.set(leaf, convert(leaf)), seen.get(leaf)!);
+  const cached = (leaves: readonly Leaf[]) => leaves.map(({ source }) => seen.get(source) ?? (seen.set(source, convert(source)), seen.get(source)!));
   assert.equal(blockwiseText(copy('Ana'), cached), convertHtml(copy('Ana')));
   converted.length = 0;
   assert.equal(blockwiseText(copy('Zoë'), cached), convertHtml(copy('Zoë')));
@@ -51,7 +52,7 @@ test('blockwise text covers the usual shapes of a transactional email', () => {
     '<body><center><table role="presentation" width="100%"><tr><td align="center"><table><tr><td><h1>Hi</h1><p>Your order</p></td></tr>' +
       '<tr><td><div><p>nested</p></div></td></tr></table></td></tr><tr><td><p>Footer <a href="https://a.example/u">unsubscribe</a></p></td></tr></table></center></body>',
   ]) {
-    const blockwise = blockwiseText(html, convertHtml);
+    const blockwise = blockwiseText(html, byLeaf);
     assert.notEqual(blockwise, null, html);
     assert.equal(blockwise, convertHtml(html));
   }
@@ -67,7 +68,7 @@ test('blockwise text declines what it does not cover', () => {
     '<body><p>x</p>loose text</body>',
     '<p>no body</p>',
   ]) {
-    assert.equal(blockwiseText(html, convertHtml), null, html);
+    assert.equal(blockwiseText(html, byLeaf), null, html);
     assert.equal(htmlToText(html), convertHtml(html));
   }
 });

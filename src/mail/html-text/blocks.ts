@@ -215,38 +215,31 @@ function pastBodyOpen(html: string): number {
   }
 }
 
-/** A block's text as html-to-text keeps it while converting: what a parent block gets from it. */
-class Holder {
-  text = '';
-  stashedLineBreaks = 0;
-  constructor(public leadingLineBreaks: number) {}
-
-  /** html-to-text's addText: line breaks only between texts, the larger of the two sides'. */
-  add(text: string, leading: number, trailing: number): void {
-    const lineBreaks = Math.max(this.stashedLineBreaks, leading);
-    if (this.text) this.text = this.text + '\n'.repeat(lineBreaks) + text;
-    else {
-      this.text = text;
-      this.leadingLineBreaks = lineBreaks;
-    }
-    this.stashedLineBreaks = trailing;
-  }
+/** A block whose content is inline: html-to-text converts its source on its own to the same text. */
+export interface Leaf {
+  source: string;
+  leading: number;
+  trailing: number;
 }
+
+/** A block of blocks; its text is its children's, put together. */
+interface Container {
+  children: Block[];
+  leading: number;
+  trailing: number;
+}
+
+type Block = Leaf | Container;
 
 /**
  * Reads an element's content, from past its open tag to past its close tag (`name`), adding
- * its child blocks to `holder`. Inline content and child blocks are reported, not judged: a
- * container with both is the caller's to refuse. Every element opened inside is tracked (with
- * htmlparser2's implied closes for the table wrappers) so that a close tag is known to end an
- * element of this content: one that would close something outside it is not covered.
+ * its child blocks to `children` (and their leaves to `leaves`, in document order). Inline
+ * content and child blocks are reported, not judged: a container with both is the caller's to
+ * refuse. Every element opened inside is tracked (with htmlparser2's implied closes for the
+ * table wrappers) so that a close tag is known to end an element of this content: one that
+ * would close something outside it is not covered.
  */
-function readContent(
-  html: string,
-  from: number,
-  name: string,
-  holder: Holder,
-  leafText: (leafHtml: string) => string,
-): { end: number; inline: boolean; blocks: boolean } {
+function readContent(html: string, from: number, name: string, children: Block[], leaves: Leaf[]): { end: number; inline: boolean; blocks: boolean } {
   const container = name === 'body' || CONTAINERS.has(name);
   const open: string[] = [];
   let inline = false;
@@ -286,39 +279,78 @@ function readContent(
       open.push(tag);
     } else if (container && BLOCK_BREAKS.has(tag)) {
       blocks = true;
-      at = readBlock(html, lt, token.end, tag, holder, leafText);
+      at = readBlock(html, lt, token.end, tag, children, leaves);
     } else {
       throw new Uncovered();
     }
   }
 }
 
-/** One block from its open tag: a leaf's text is converted on its own, a container's put together. */
-function readBlock(html: string, start: number, contentStart: number, name: string, parent: Holder, leafText: (leafHtml: string) => string): number {
+/** One block from its open tag: a leaf if its content is inline, else a container of blocks. */
+function readBlock(html: string, start: number, contentStart: number, name: string, siblings: Block[], leaves: Leaf[]): number {
   const [leading, trailing] = BLOCK_BREAKS.get(name)!;
-  const holder = new Holder(leading);
-  const { end, inline, blocks } = readContent(html, contentStart, name, holder, leafText);
+  const children: Block[] = [];
+  const { end, inline, blocks } = readContent(html, contentStart, name, children, leaves);
   if (inline && blocks) throw new Uncovered();
-  if (blocks) parent.add(holder.text, holder.leadingLineBreaks, Math.max(holder.stashedLineBreaks, trailing));
-  else parent.add(leafText(html.slice(start, end)), leading, trailing);
+  if (blocks) siblings.push({ children, leading, trailing });
+  else {
+    const leaf = { source: html.slice(start, end), leading, trailing };
+    siblings.push(leaf);
+    leaves.push(leaf);
+  }
   return end;
 }
 
+/** A block's text as html-to-text keeps it while converting: what its parent gets from it. */
+class Holder {
+  text = '';
+  stashedLineBreaks = 0;
+  constructor(public leadingLineBreaks: number) {}
+
+  /** html-to-text's addText: line breaks only between texts, the larger of the two sides'. */
+  add(text: string, leading: number, trailing: number): void {
+    const lineBreaks = Math.max(this.stashedLineBreaks, leading);
+    if (this.text) this.text = this.text + '\n'.repeat(lineBreaks) + text;
+    else {
+      this.text = text;
+      this.leadingLineBreaks = lineBreaks;
+    }
+    this.stashedLineBreaks = trailing;
+  }
+}
+
+function putTogether(blocks: Block[], holder: Holder, texts: Map<Leaf, string>): void {
+  for (const block of blocks) {
+    if ('source' in block) holder.add(texts.get(block)!, block.leading, block.trailing);
+    else {
+      const inner = new Holder(block.leading);
+      putTogether(block.children, inner, texts);
+      holder.add(inner.text, inner.leadingLineBreaks, Math.max(inner.stashedLineBreaks, block.trailing));
+    }
+  }
+}
+
 /**
- * The document's text from its leaf blocks' texts (`leafText` converts one block's source on
- * its own), or null when the document is not covered.
+ * The document's text from its leaf blocks' texts, or null when the document is not covered.
+ * `convertLeaves` is given every leaf block, in document order, and returns the text each
+ * converts to on its own.
  */
-export function blockwiseText(html: string, leafText: (leafHtml: string) => string): string | null {
+export function blockwiseText(html: string, convertLeaves: (leaves: readonly Leaf[]) => string[]): string | null {
   if (UNCOVERED.test(html)) return null;
+  const body: Block[] = [];
+  const leaves: Leaf[] = [];
   try {
     const at = pastBodyOpen(html);
     BODY_OPEN.lastIndex = at;
     if (BODY_OPEN.test(html)) return null;
-    const root = new Holder(0);
-    const { inline } = readContent(html, at, 'body', root, leafText);
-    return inline ? null : root.text;
+    if (readContent(html, at, 'body', body, leaves).inline) return null;
   } catch (e) {
     if (e instanceof Uncovered) return null;
     throw e;
   }
+  const converted = convertLeaves(leaves);
+  const texts = new Map(leaves.map((leaf, i) => [leaf, converted[i]]));
+  const root = new Holder(0);
+  putTogether(body, root, texts);
+  return root.text;
 }
