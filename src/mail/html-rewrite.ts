@@ -2,11 +2,12 @@
  * Tracking rewrite of an HTML body: every http(s) link through the click tracker, an
  * optional footer and open pixel before `</body>`.
  *
- * The document is tokenised (./link-sites: htmlparser2's tokenizer rules, never a regex), but the output is the ORIGINAL
- * source with a few splices: the value of each tracked `href`, the removed notrack marker,
- * and the inserted footer + pixel. Everything else (comments, Outlook conditional comments,
- * entities, attribute order and quoting, odd or broken markup) is preserved byte for byte;
- * re-serialising a DOM would normalise all of it and break carefully hand-tuned email HTML.
+ * The document is tokenised by htmlparser2's rules (./link-sites: a narrow scanner proven equal
+ * to it, the parser itself for what the scanner does not cover; never a regex), but the output
+ * is the ORIGINAL source with a few splices: the value of each tracked `href`, the removed
+ * notrack marker, and the inserted footer + pixel. Everything else (comments, Outlook
+ * conditional comments, entities, attribute order and quoting, odd or broken markup) is
+ * preserved byte for byte; re-serialising a DOM would normalise all of it and break carefully hand-tuned email HTML.
  *
  * Rules:
  * - `<a href>` and `<area href>` whose value, entity-decoded and trimmed, starts with
