@@ -7,7 +7,8 @@
  * is the ORIGINAL source with a few splices: the value of each tracked `href`, the removed
  * notrack marker, and the inserted footer + pixel. Everything else (comments, Outlook
  * conditional comments, entities, attribute order and quoting, odd or broken markup) is
- * preserved byte for byte; re-serialising a DOM would normalise all of it and break carefully hand-tuned email HTML.
+ * preserved byte for byte; re-serialising a DOM would normalise all of it and break carefully
+ * hand-tuned email HTML.
  *
  * Rules:
  * - `<a href>` and `<area href>` whose value, entity-decoded and trimmed, starts with
