@@ -14,6 +14,8 @@ import { convertHtml } from './convert.js';
  * that ages out is converted once more.
  */
 const LEAF_CACHE_ENTRIES = 1024;
+/** Larger blocks (a whole table of inline cells) are converted each time: the cache stays under ~8 MB. */
+const LEAF_CACHE_MAX_CHARS = 4096;
 const leafTexts = new BoundedMap<string, string>(LEAF_CACHE_ENTRIES);
 
 export function htmlToText(html: string): string {
@@ -25,7 +27,7 @@ function textsOf(leaves: readonly Leaf[]): string[] {
     let text = leafTexts.get(source);
     if (text === undefined) {
       text = convertHtml(source);
-      leafTexts.set(source, text);
+      if (source.length <= LEAF_CACHE_MAX_CHARS) leafTexts.set(source, text);
     }
     return text;
   });
