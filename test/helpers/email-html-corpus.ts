@@ -114,6 +114,8 @@ export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
       `<!DOCTYPE html>\n<html>${head}<body style="margin:0">\n${body}\n</body></html>\n`,
       `<html>${head}<BODY>${body}</BODY></html>`,
       `<body>${body}</body>`,
+      `<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "x.dtd"><?x <p>in a declaration</p> ?>` +
+        `<html xmlns="http://www.w3.org/1999/xhtml">${head}<body>${body}</body></html>`,
       `<!-- preheader --><html><body>${body}</body>\n<p>after the body</p></html>`,
       body,
     ]);

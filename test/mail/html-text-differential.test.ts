@@ -48,6 +48,7 @@ test('blockwise text covers the usual shapes of a transactional email', () => {
   for (const html of [
     '<html><head><title>Re: the <body> tag</title><style>p{}</style></head><body><h1>Hi</h1><p>x</p></body></html>',
     '<!DOCTYPE html>\r\n<html><body style="margin:0">\r\n  <!-- preheader -->\r\n  <p>Hello &amp; welcome,\n  <b>Zoë</b>: <a href="https://a.example/">your order</a>.</p>\r\n<script>var p = "<p>";</script><div><img src="x.png" alt="">Footer<br>line</div></body></html>',
+    '<?xml version="1.0" note="<body>"?><html><body><p>An XML declaration ends at its first ">".</p></body></html>',
     '<body><P ALIGN=center>upper-case</P ><h4 title="a > b">quoted ></h4></body>',
     '<body><center><table role="presentation" width="100%"><tr><td align="center"><table><tr><td><h1>Hi</h1><p>Your order</p></td></tr>' +
       '<tr><td><div><p>nested</p></div></td></tr></table></td></tr><tr><td><p>Footer <a href="https://a.example/u">unsubscribe</a></p></td></tr></table></center></body>',

@@ -205,6 +205,13 @@ function pastBodyOpen(html: string): number {
   for (;;) {
     const lt = html.indexOf('<', at);
     if (lt < 0) throw new Uncovered();
+    if (html.charCodeAt(lt + 1) === 63 /* ? */) {
+      // An XML declaration (`<?xml …?>`): up to the first ">".
+      const gt = html.indexOf('>', lt + 2);
+      if (gt < 0) throw new Uncovered();
+      at = gt + 1;
+      continue;
+    }
     const token = tokenAt(html, lt);
     if (token === null) {
       at = lt + 1;
