@@ -12,11 +12,11 @@
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
-import { compile } from 'html-to-text';
 import { AppError } from '../errors.js';
 import { randomBytes } from 'node:crypto';
 import { buildMimeSync, type MimeTreeNode } from './mime-build.js';
 import { writeMessage, type MessageParts } from './mime/write-message.js';
+import { htmlToText } from './html-text/index.js';
 
 export type Mailbox = string | { email: string; name?: string };
 
@@ -185,22 +185,8 @@ function normalizeMessageId(id: string): string {
   return `<${bare}>`;
 }
 
-/**
- * The text part for an html-only message: links kept as "text [url]", images (the pixel)
- * dropped. The options are compiled once: `convert(html, options)` compiles its selectors on
- * every call, which was a quarter of html-to-text's cost per message (bench/build.ts).
- */
-const convertHtml = compile({
-  wordwrap: 78,
-  selectors: [
-    { selector: 'img', format: 'skip' },
-    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
-  ],
-});
-
-export function htmlToText(html: string): string {
-  return convertHtml(html);
-}
+/** The text part for an html-only message (links kept as "text [url]", images dropped). */
+export { htmlToText };
 
 /**
  * Every check composeMessage makes, without building anything: the API runs it at accept time
