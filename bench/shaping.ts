@@ -67,7 +67,7 @@ for (const p of PROVIDERS) {
 }
 
 // SMTP submission on a free port: the bench does not use it, and 2525 may be another process's.
-const cluster = await startCluster(['api'], { POSTLINE_DELIVERY: 'mx', POSTLINE_DNS_SERVERS: dns.address, POSTLINE_MX_PORT: String(zoo.port), POSTLINE_DELIVERY_POLICY: policyPath, POSTLINE_SMTP_PORT: '0' });
+const cluster = await startCluster(['api'], { POSTLINE_DELIVERY: 'mx', POSTLINE_DNS_SERVERS: dns.address, POSTLINE_MX_PORT: String(zoo.port), POSTLINE_DELIVERY_POLICY: policyPath });
 const pool = cluster.db.pool;
 const account = await createAccount(pool, { name: 'bench' });
 const key = (await createApiKey(pool, { accountId: account.id, mode: 'live' })).key;

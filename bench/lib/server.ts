@@ -93,6 +93,8 @@ export async function startCluster(roles: string[], extraEnv: Record<string, str
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     POSTLINE_RATE_LIMIT_LIVE: '100000000',
+    // The inbound SMTP listener on a free port: benchmarks may run while a server holds 2525.
+    POSTLINE_SMTP_PORT: '0',
     ...extraEnv,
   };
   const processes: ChildProcess[] = [];

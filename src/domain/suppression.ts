@@ -96,7 +96,8 @@ export async function suppressedAmong(db: Queryable, accountId: string, emails: 
 }
 
 /**
- * The send API's suppression check, batched across concurrent requests: the
+ * The send API's suppression check where the storing statement does not make it (test keys,
+ * accounts with a quota: domain/sending/sending.ts), batched across concurrent requests: the
  * lookups that arrive while one is in flight are answered together by the next query, so N
  * concurrent sends cost about N / batch round trips instead of N. A lookup reads committed
  * state when its batch runs, as a lone query would.

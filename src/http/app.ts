@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppDeps } from './deps.js';
 import { loggerOptions } from '../logging.js';
+import { randomHex } from '../lib/random-pool.js';
 import { registerOpenApi } from './openapi.js';
 import compress from '@fastify/compress';
 import cookie from '@fastify/cookie';
@@ -38,7 +38,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
     // Subscribers are addressed by email in the path; an address may be 254 octets, encoded more.
     // (Under routerOptions: the top-level option is deprecated, FSTDEP022.)
     routerOptions: { maxParamLength: 800 },
-    genReqId: () => `req_${randomBytes(8).toString('hex')}`,
+    genReqId: () => `req_${randomHex(8)}`,
     requestIdHeader: false,
     // A path whose percent-escapes are not UTF-8 (`/lists/%FF`) is refused before routing; a
     // path segment longer than maxParamLength names no resource (ids are far shorter): 404.

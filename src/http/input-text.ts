@@ -6,6 +6,7 @@ export const MAX_JSON_DEPTH = 32;
  * overflows the parser's stack). Stops counting as soon as `limit` is passed.
  */
 export function jsonDepthExceeds(body: Buffer, limit: number): boolean {
+  if (atMostOpeningBrackets(body, limit)) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < body.length; i++) {
@@ -22,6 +23,21 @@ export function jsonDepthExceeds(body: Buffer, limit: number): boolean {
     }
   }
   return false;
+}
+
+/**
+ * Whether the text holds at most `limit` `[` and `{` bytes, in strings or not: then it cannot
+ * nest deeper than `limit`. Counted with Buffer#indexOf (native), so a body with few brackets
+ * (a send's 4 KB HTML) skips the byte-by-byte walk above (~11 µs for 4.5 KB on this machine).
+ */
+function atMostOpeningBrackets(body: Buffer, limit: number): boolean {
+  let n = 0;
+  for (const bracket of [0x5b, 0x7b]) {
+    for (let i = body.indexOf(bracket); i >= 0; i = body.indexOf(bracket, i + 1)) {
+      if (++n > limit) return false;
+    }
+  }
+  return true;
 }
 
 /**

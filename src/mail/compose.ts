@@ -1,6 +1,8 @@
 /**
- * Builds the raw RFC 5322 message once, with nodemailer's MailComposer. The bytes returned
- * here are what gets signed and sent; nothing parses them again.
+ * Builds the raw RFC 5322 message once: the bytes nodemailer's MailComposer writes for it,
+ * written by the narrow writer of src/mail/mime/ (or by MailComposer itself for a shape that
+ * writer does not cover). The bytes returned here are what gets signed and sent; nothing
+ * parses them again.
  *
  * Header safety: every value that ends up in a header (subject, display names, addresses,
  * custom header names and values, attachment filenames and types, unsubscribe URLs) is
@@ -10,9 +12,11 @@
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
-import { compile } from 'html-to-text';
 import { AppError } from '../errors.js';
+import { randomBytes } from 'node:crypto';
 import { buildMimeSync, type MimeTreeNode } from './mime-build.js';
+import { writeMessage, type MessageParts } from './mime/write-message.js';
+import { htmlToText } from './html-text/index.js';
 
 export type Mailbox = string | { email: string; name?: string };
 
@@ -181,22 +185,8 @@ function normalizeMessageId(id: string): string {
   return `<${bare}>`;
 }
 
-/**
- * The text part for an html-only message: links kept as "text [url]", images (the pixel)
- * dropped. The options are compiled once: `convert(html, options)` compiles its selectors on
- * every call, which was a quarter of html-to-text's cost per message (bench/build.ts).
- */
-const convertHtml = compile({
-  wordwrap: 78,
-  selectors: [
-    { selector: 'img', format: 'skip' },
-    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
-  ],
-});
-
-export function htmlToText(html: string): string {
-  return convertHtml(html);
-}
+/** The text part for an html-only message (links kept as "text [url]", images dropped). */
+export { htmlToText };
 
 /**
  * Every check composeMessage makes, without building anything: the API runs it at accept time
@@ -233,25 +223,62 @@ function prepare(input: ComposeInput) {
 }
 
 /**
- * Validate everything, then let MailComposer build the MIME tree. Returns the raw message,
- * written in one pass by buildMimeSync (nodemailer's headers and encoders, no stream pipeline
- * per node), or by nodemailer's own build() for a tree that walk does not cover.
+ * Validate everything, then write the message. The narrow writer (src/mail/mime/) covers what
+ * Postline sends and writes the bytes MailComposer would; anything else is composed by
+ * MailComposer. Both draw the boundaries' random part the way nodemailer does.
  */
 export async function composeMessage(input: ComposeInput): Promise<Buffer> {
+  const parts = messageParts(input);
+  const baseBoundary = nextBaseBoundary();
+  return writeMessage(parts, baseBoundary) ?? composeWithMailComposer(parts, baseBoundary);
+}
+
+/**
+ * A boundary base as MimeNode draws one: 8 bytes from crypto.randomBytes as 16 hex digits.
+ * They are drawn 128 at a time: a randomBytes call per message cost more than the draw.
+ */
+const BASES_PER_DRAW = 128;
+let randomPool = Buffer.alloc(0);
+let poolOffset = 0;
+function nextBaseBoundary(): string {
+  if (poolOffset >= randomPool.length) {
+    randomPool = randomBytes(8 * BASES_PER_DRAW);
+    poolOffset = 0;
+  }
+  poolOffset += 8;
+  return randomPool.toString('hex', poolOffset - 8, poolOffset);
+}
+
+/** The validated input as the writers take it; the text part derived from the HTML when there is none. */
+function messageParts(input: ComposeInput): MessageParts {
   const { to, cc, replyTo, attachments, headers, subject, messageId } = prepare(input);
-  const composer = new MailComposer({
+  return {
     from: { name: input.from.name ?? '', address: input.from.email },
     to,
     cc,
     replyTo,
-    // A prepared value (encoded words) is how MailComposer takes a header it must not re-encode.
-    subject: subject as string,
-    html: input.html,
-    text: input.text ?? (input.html !== undefined ? htmlToText(input.html) : undefined),
-    headers: headers as Record<string, string>,
-    attachments,
+    subject,
+    headers,
     messageId,
     date: input.date,
+    html: input.html,
+    text: input.text ?? (input.html !== undefined ? htmlToText(input.html) : undefined),
+    attachments,
+  };
+}
+
+/**
+ * MailComposer builds the MIME tree, written in one pass by buildMimeSync (nodemailer's headers
+ * and encoders, no stream pipeline per node), or by nodemailer's own build() for a tree that
+ * walk does not cover.
+ */
+async function composeWithMailComposer(parts: MessageParts, baseBoundary: string): Promise<Buffer> {
+  const composer = new MailComposer({
+    ...parts,
+    // A prepared value (encoded words) is how MailComposer takes a header it must not re-encode.
+    subject: parts.subject as string,
+    headers: parts.headers as Record<string, string>,
+    baseBoundary,
     // The message is built from the values given, never from files or URLs they might name.
     disableFileAccess: true,
     disableUrlAccess: true,
@@ -259,4 +286,17 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   });
   const tree = composer.compile();
   return buildMimeSync(tree as unknown as MimeTreeNode) ?? tree.build();
+}
+
+/**
+ * The two writers, each with a given boundary base, for the differential test
+ * (test/mail/mime-differential.test.ts) and bench/compose.ts: the narrow writer's bytes (null
+ * where it does not cover the message) and MailComposer's.
+ */
+export function composeNarrow(input: ComposeInput, baseBoundary: string): Buffer | null {
+  return writeMessage(messageParts(input), baseBoundary);
+}
+
+export async function composeWithLibrary(input: ComposeInput, baseBoundary: string): Promise<Buffer> {
+  return composeWithMailComposer(messageParts(input), baseBoundary);
 }

@@ -12,7 +12,9 @@
  * Trees it does not cover return null and are built by build(): content from a stream, a file
  * or a URL, raw nodes, user transforms or process functions, transfer encodings other than
  * 7bit, quoted-printable and base64, quoted-printable outside text/* (nodemailer's binary mode)
- * or past 64 KiB (its encoder's slices). composeMessage makes such trees only for big bodies.
+ * or past 64 KiB (its encoder's slices). composeMessage uses MailComposer only for the shapes its
+ * narrow writer (src/mail/mime/) leaves to it, and this walk is the reference that writer is
+ * tested against.
  */
 import { encode as base64Encode, wrap as base64Wrap } from 'nodemailer/lib/base64';
 import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';

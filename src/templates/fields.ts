@@ -15,11 +15,19 @@ export interface FieldUse {
   readonly kind: 'variable' | 'loop';
 }
 
+/** Found once per Template (they are immutable): a cached template is asked on every send. */
+const found = new WeakMap<Template, readonly FieldUse[]>();
+
 /** Each distinct field use of the template, in source order (first occurrence wins). */
-export function fieldsOf(template: Template): FieldUse[] {
-  const out = new Map<string, FieldUse>();
-  walk(template.nodes, new Set(), out);
-  return [...out.values()];
+export function fieldsOf(template: Template): readonly FieldUse[] {
+  let uses = found.get(template);
+  if (!uses) {
+    const out = new Map<string, FieldUse>();
+    walk(template.nodes, new Set(), out);
+    uses = Object.freeze([...out.values()]);
+    found.set(template, uses);
+  }
+  return uses;
 }
 
 function walk(nodes: readonly TemplateNode[], local: ReadonlySet<string>, out: Map<string, FieldUse>): void {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { simpleParser } from 'mailparser';
-import { composeMessage, ComposeError, isReservedHeader, type ComposeInput } from '../../src/mail/compose.js';
+import { composeMessage, composeNarrow, ComposeError, isReservedHeader, type ComposeInput } from '../../src/mail/compose.js';
 
 const base: ComposeInput = {
   from: { email: 'news@example.com', name: 'Example News' },
@@ -113,4 +113,19 @@ test('compose: header names must be RFC 5322 field names', async () => {
 
 test('compose: a message without html and text is refused', async () => {
   await assert.rejects(composeMessage({ ...base, html: undefined, text: undefined }), { reason: 'missing_body' });
+});
+
+test('compose: each message draws its own boundaries, in nodemailer\'s format (16 random hex digits, the node number)', async () => {
+  const boundaries = async () => [...(await composeMessage(base)).toString('latin1').matchAll(/boundary="([^"]+)"/g)].map((m) => m[1]);
+  const [first, second] = [await boundaries(), await boundaries()];
+  assert.equal(first.length, 2); // multipart/mixed around multipart/alternative
+  assert.match(first[0], /^--_NmP-[0-9a-f]{16}-Part_1$/);
+  assert.equal(first[1], first[0].replace(/Part_1$/, 'Part_2'));
+  assert.notEqual(first[0], second[0]);
+});
+
+test('compose: a message Postline sends is written by the narrow writer (the same bytes for the boundary it drew)', async () => {
+  const raw = await composeMessage(base);
+  const drawn = /boundary="--_NmP-([0-9a-f]{16})-Part_1"/.exec(raw.toString('latin1'))![1];
+  assert.ok(composeNarrow(base, drawn)?.equals(raw));
 });

@@ -102,6 +102,75 @@ export async function insertAcceptedMessages(
   return Number(out[0].n) === rows.length;
 }
 
+/** What a row of a send gets in place of its status when its recipient is on the suppression list. */
+export const SUPPRESSED_ROW = { status: 'suppressed', last_response: 'not sent: the address is on the suppression list' } as const;
+
+/**
+ * The send API's accepting statement for accounts without a quota (one group commit of
+ * concurrent sends, domain/sending/send-pipeline.ts): the suppression check, the inserts and
+ * the workers' wake-up in ONE round trip instead of three (docs/decisions/0043-one-statement-accept.md).
+ *
+ * `keys[i]` is the suppression key of `rows[i]`'s recipient (null: no key, never suppressed).
+ * A row whose recipient is suppressed for its account is stored with SUPPRESSED_ROW's status
+ * and no `sent` event; a send (the rows sharing a group, or a row alone) whose every recipient
+ * is suppressed stores nothing at all. Returns the ids of the suppressed rows: the caller
+ * answers 422 recipient_suppressed for a send whose rows are all among them.
+ *
+ * The `sent` events are counted into stats_daily by the statement itself (the account's scope
+ * and one per tag, as events_rollup would count them) and the generic rollup is told to skip
+ * them: `postline.events_rollup = by_caller`, set for this statement's transaction only, as the
+ * campaign fan-out does (migration 019). The rollup's join, window sort and grouped upserts were
+ * most of PostgreSQL's time per accept (docs/benchmarks.md). Must run as its own transaction.
+ *
+ * NOTIFY inside the statement is sent by its commit, so the workers wake only once the rows are
+ * visible. PostgreSQL serialises the commits of notifying transactions (db/notify.ts); this
+ * process has one such statement in flight at a time (GroupCommit), so that costs it nothing.
+ */
+export async function insertSendsUnlessSuppressed(
+  db: Queryable,
+  rows: MessageRow[],
+  keys: (string | null)[],
+  events: SentEventRow[],
+): Promise<Set<string>> {
+  const { rows: out } = await db.query<{ suppressed: string[] }>(
+    `WITH src AS (
+       SELECT r.doc, r.doc->>'id' AS id, coalesce(r.doc->>'group_id', r.doc->>'id') AS send_id,
+              EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = r.doc->>'account_id' AND s.email_key = k.key) AS suppressed
+         FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(doc, i)
+         JOIN unnest($2::text[]) WITH ORDINALITY AS k(key, i) USING (i)
+     ),
+     sends AS (SELECT send_id FROM src GROUP BY send_id HAVING bool_or(NOT suppressed)),
+     m AS (
+       INSERT INTO messages
+       SELECT p.* FROM src JOIN sends USING (send_id),
+         LATERAL jsonb_populate_record(NULL::messages, CASE WHEN src.suppressed THEN src.doc || $4::jsonb ELSE src.doc END) AS p
+       RETURNING 1
+     ),
+     e AS (
+       INSERT INTO events (id, account_id, message_id, type, email, url, data, occurred_at)
+       SELECT id, account_id, message_id, type, email, url, data, occurred_at
+         FROM json_populate_recordset(NULL::events, $3::json)
+        WHERE message_id IN (SELECT id FROM src JOIN sends USING (send_id) WHERE NOT suppressed)
+          AND (SELECT set_config('postline.events_rollup', 'by_caller', true)) IS NOT NULL
+       RETURNING account_id, message_id, occurred_at
+     ),
+     daily AS (
+       INSERT INTO stats_daily AS t (account_id, scope, day, shard, sent)
+       SELECT e.account_id, sc.scope, (e.occurred_at AT TIME ZONE 'UTC')::date, pg_backend_pid() % 4, count(*)
+         FROM e JOIN src ON src.id = e.message_id,
+              LATERAL unnest(ARRAY[''] || ARRAY(SELECT 't:' || tag FROM jsonb_array_elements_text(src.doc->'tags') AS tag)) AS sc(scope)
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+       ON CONFLICT (account_id, scope, day, shard) DO UPDATE SET sent = t.sent + EXCLUDED.sent
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM daily) AS rolled_up, ARRAY(SELECT id FROM src WHERE suppressed) AS suppressed,
+            CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_messages', '') END AS wake_messages,
+            CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_events', '') END AS wake_events`,
+    [JSON.stringify(rows), keys, JSON.stringify(events), JSON.stringify(SUPPRESSED_ROW)],
+  );
+  return new Set(out[0].suppressed);
+}
+
 /**
  * The `to` rows of sends made under these idempotency refs (migration 028): a request that
  * took over an expired claim answers with what the previous owner committed. The partial

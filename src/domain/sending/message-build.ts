@@ -33,7 +33,8 @@ function footerHtml(unsubscribeUrl: string, domain: string): string {
  * The text part of an html-only message is derived from the content before tracking, once per
  * distinct content (html-to-text was 17 % of a worker's CPU when it ran on every tracked
  * copy): a campaign's or a template's copies share it. Each copy's tracked links are then put
- * in place of the original URLs. Bounded: the oldest entry goes first.
+ * in place of the original URLs. Bounded: the oldest entry goes first. A document not seen
+ * before costs only its new blocks: htmlToText keeps the text of each block (decision 0042).
  */
 const TEXT_CACHE_ENTRIES = 256;
 const derivedTexts = new BoundedMap<string, string>(TEXT_CACHE_ENTRIES);

@@ -4,7 +4,7 @@ import { GroupCommit } from '../../db/group-commit.js';
 import { notifySoon } from '../../db/notify.js';
 import type { Pool } from '../../db/pool.js';
 import { BoundedMap } from '../../lib/bounded-map.js';
-import { insertAcceptedMessages, type MessageRow, type SentEventRow } from '../../db/queries/messages.js';
+import { insertSendsUnlessSuppressed, type MessageRow, type SentEventRow } from '../../db/queries/messages.js';
 import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import type { KeyMode } from '../keys/api-keys.js';
 import { SuppressionLookups } from '../suppression.js';
@@ -31,7 +31,7 @@ const DOMAIN_CACHE_ENTRIES = 10_000;
  */
 export class SendPipeline {
   private readonly links: TrackingLinks;
-  private readonly inserts: GroupCommit<{ rows: MessageRow[]; events: SentEventRow[] }, true>;
+  private readonly inserts: GroupCommit<{ rows: MessageRow[]; keys: (string | null)[]; events: SentEventRow[] }, Set<string>>;
   private readonly suppression: SuppressionLookups;
   // Verified domains change rarely; caching the positive answer for a few seconds saves a
   // query per send. A domain deleted meanwhile stops being accepted within DOMAIN_CACHE_MS.
@@ -40,10 +40,11 @@ export class SendPipeline {
   constructor(private readonly deps: { pool: Pool; config: Config; clock: Clock }) {
     this.links = new TrackingLinks(deps.config);
     // Concurrent accepts are written together: one statement and one commit per batch instead
-    // of one per request (bench/send-api). Each caller still hears back only after its commit.
+    // of one per request (bench/send-api), the suppression check and the workers' wake-up
+    // included (bench/accept). Each caller still hears back only after its commit.
     this.inserts = new GroupCommit(async (batch) => {
-      await insertAcceptedMessages(deps.pool, batch.flatMap((b) => b.rows), batch.flatMap((b) => b.events), null);
-      return batch.map(() => true as const);
+      const suppressed = await insertSendsUnlessSuppressed(deps.pool, batch.flatMap((b) => b.rows), batch.flatMap((b) => b.keys), batch.flatMap((b) => b.events));
+      return batch.map((b) => new Set(b.rows.filter((r) => suppressed.has(r.id)).map((r) => r.id)));
     });
     this.suppression = new SuppressionLookups(deps.pool);
   }
@@ -53,19 +54,21 @@ export class SendPipeline {
    * claim the request runs under, if any (an Idempotency-Key, a submitted Message-ID).
    */
   async send(sender: Sender, req: SendRequest, idempotency?: SendContext['idempotency']): Promise<SendResult> {
-    const result = await sendEmail(this.context(sender, idempotency), req);
-    if (!result.sandbox) this.wakeWorkers();
+    const stored = { byGroupCommit: false };
+    const result = await sendEmail(this.context(sender, idempotency, stored), req);
+    // The group commit's statement woke the workers itself; a send stored alone pokes them now.
+    if (!result.sandbox && !stored.byGroupCommit) this.wakeWorkers();
     return result;
   }
 
   /** Up to SEND_LIMITS.batchSize messages, each answered on its own, the accepted ones stored together. */
   async sendBatch(sender: Sender, reqs: SendRequest[], idempotency?: SendContext['idempotency']): Promise<BatchItemResult[]> {
-    const results = await sendBatch(this.context(sender, idempotency), reqs);
+    const results = await sendBatch(this.context(sender, idempotency, { byGroupCommit: false }), reqs);
     if (results.some((r) => !('error' in r) && !r.sandbox)) this.wakeWorkers();
     return results;
   }
 
-  private context(sender: Sender, idempotency: SendContext['idempotency']): SendContext {
+  private context(sender: Sender, idempotency: SendContext['idempotency'], stored: { byGroupCommit: boolean }): SendContext {
     return {
       idempotency,
       db: this.deps.pool,
@@ -76,8 +79,10 @@ export class SendPipeline {
       monthlyQuota: sender.monthlyQuota,
       now: this.deps.clock.now(),
       findDomain: (accountId, fromEmail) => this.findDomain(accountId, fromEmail),
-      storeAccepted: async (rows, events) => {
-        await this.inserts.submit({ rows, events });
+      storeAccepted: async (rows, keys, events) => {
+        const suppressed = await this.inserts.submit({ rows, keys, events });
+        stored.byGroupCommit = true;
+        return suppressed;
       },
       suppressedAmong: (accountId, emails) => this.suppression.suppressedAmong(accountId, emails),
     };

@@ -1,12 +1,13 @@
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
 import {
-  findSendsByIdempotencyRef, insertAcceptedMessages, isDuplicateIdempotentSend, monthlyUsage, type MessageRow, type SentEventRow,
+  findSendsByIdempotencyRef, insertAcceptedMessages, isDuplicateIdempotentSend, monthlyUsage, SUPPRESSED_ROW, type MessageRow, type SentEventRow,
 } from '../../db/queries/messages.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { selectSubscriberByKey } from '../../db/queries/subscribers.js';
-import { compileTemplate, type Template } from '../../templates/index.js';
+import { TemplateCache } from '../../templates/cache.js';
+import type { FieldUse } from '../../templates/index.js';
 import { fieldUses, type MergeWarning } from '../merge/checks.js';
 import { mergeSendVariables, type MergeSubscriber } from '../merge/context.js';
 import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
@@ -27,10 +28,13 @@ export interface SendContext {
   /** How to find the verified From domain; the API passes a short-lived cache of it. */
   findDomain?: (accountId: string, fromEmail: string) => Promise<SendingDomain | null>;
   /**
-   * How to store one accepted message of an account without a quota; the API passes a
-   * group commit that writes concurrent accepts in one statement. Default: write it alone.
+   * How to store one accepted live send of an account without a quota, checking its
+   * recipients against the suppression list in the same statement (insertSendsUnlessSuppressed:
+   * `keys` are the rows' suppression keys); resolves to the ids of the suppressed rows. The API
+   * passes a group commit that writes concurrent accepts in one statement. Without it, the
+   * suppression list is read first and the send written alone.
    */
-  storeAccepted?: (rows: MessageRow[], events: SentEventRow[]) => Promise<void>;
+  storeAccepted?: (rows: MessageRow[], keys: (string | null)[], events: SentEventRow[]) => Promise<Set<string>>;
   /** Which of `emails` are suppressed; the API passes lookups batched across its concurrent requests. */
   suppressedAmong?: (accountId: string, emails: readonly string[]) => Promise<Set<string>>;
   /**
@@ -41,6 +45,12 @@ export interface SendContext {
    */
   idempotency?: { ref: string; takenOver: boolean };
 }
+
+/**
+ * The request's own subject/html/text parsed once per source for the process: integrations
+ * send the same content with new variables on every request. At most 4 M characters of source.
+ */
+const ownTemplates = new TemplateCache({ maxChars: 4_000_000, maxEntryChars: 512 * 1024 });
 
 /** One accepted send: a row per envelope recipient (the `to` row first) and their `sent` events. */
 interface PreparedSend {
@@ -91,27 +101,29 @@ interface Rendered {
  * `email`, `subscriber` when the content names it and the recipient is a subscriber, and
  * `unsubscribe_url`. Placeholders that print nothing without a fallback come back as warnings.
  */
-async function renderContent(ctx: SendContext, req: SendRequest, unsubscribeUrl: string): Promise<Rendered> {
+async function renderContent(ctx: SendContext, req: SendRequest, unsubscribeUrl: () => string): Promise<Rendered> {
   // Submitted mail (SMTP) is the message as written: `{{` in it is text, not a placeholder.
   if (req.submitted) return { subject: req.subject ?? '', html: req.html ?? null, text: req.text ?? null, warnings: [] };
   const template = req.templateId ? await requireTemplateForSend(ctx.db, ctx.accountId, req.templateId) : null;
-  const own = (source: string | undefined) => (source === undefined ? null : compileTemplate(source));
+  const own = (source: string | undefined) => (source === undefined ? null : ownTemplates.compile(source));
   const parts = {
     subject: own(req.subject) ?? template?.subject ?? null,
     html: own(req.html) ?? template?.html ?? null,
     text: own(req.text) ?? template?.text ?? null,
   };
-  const subscriber = await subscriberIfNamed(ctx, req, parts);
-  const variables = mergeSendVariables(req.variables, req.to, subscriber, unsubscribeUrl);
+  const uses = fieldUses(parts);
+  const subscriber = await subscriberIfNamed(ctx, req, uses);
+  // The signed URL is made only for content that prints it: unused, it would be a MAC per send for nothing.
+  const variables = mergeSendVariables(req.variables, req.to, subscriber, uses.some((u) => u.head === 'unsubscribe_url') ? unsubscribeUrl() : '');
   const empty = emptyFieldCollector();
   const rendered = renderCompiledTemplate(parts, variables, empty.onEmpty);
   return { subject: rendered.subject ?? '', html: rendered.html, text: rendered.text, warnings: empty.warnings() };
 }
 
 /** The recipient as a subscriber, looked up only when the content names `subscriber` and the request did not give one. */
-async function subscriberIfNamed(ctx: SendContext, req: SendRequest, parts: Record<string, Template | null>): Promise<MergeSubscriber | null> {
+async function subscriberIfNamed(ctx: SendContext, req: SendRequest, uses: readonly FieldUse[]): Promise<MergeSubscriber | null> {
   if (req.variables && Object.prototype.hasOwnProperty.call(req.variables, 'subscriber')) return null;
-  if (!fieldUses(parts).some((u) => u.head === 'subscriber')) return null;
+  if (!uses.some((u) => u.head === 'subscriber')) return null;
   const key = emailKey(req.to);
   return key ? selectSubscriberByKey(ctx.db, ctx.accountId, key) : null;
 }
@@ -150,26 +162,23 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
     });
   }
   const id = newId(ctx.mode === 'test' ? 'sbx' : 'msg');
-  const content = await renderContent(ctx, req, ctx.mode === 'test' ? `${ctx.config.baseUrl}/u/sandbox` : ctx.links.unsubscribe(id, domain.trackingHost));
+  const content = await renderContent(ctx, req, () => (ctx.mode === 'test' ? `${ctx.config.baseUrl}/u/sandbox` : ctx.links.unsubscribe(id, domain.trackingHost)));
   checkContent(req, content);
   // `strict`: a placeholder with no value and no fallback refuses the send instead of a warning.
   if (req.strict && content.warnings.length > 0) {
     throw new AppError('template_error', `${content.warnings.map((w) => `{{ ${w.field} }}`).join(', ')} ${content.warnings.length === 1 ? 'has' : 'have'} no value and no fallback (strict send)`, { errors: content.warnings });
   }
-  // Suppression is checked per recipient: a suppressed cc/bcc (or `to`) gets a row with status
-  // 'suppressed' and is not delivered; only a send whose every recipient is suppressed is
-  // refused (as Postmark does with inactive recipients).
+  // A live send stored by storeAccepted is checked by the storing statement itself (its rows are
+  // built as if none were suppressed and that statement marks them); every other send reads the list first.
   const recipients = envelopeRecipients(req);
-  const suppressed = ctx.suppressedAmong
-    ? await ctx.suppressedAmong(ctx.accountId, recipients.map((r) => r.email))
-    : recipients.length === 1
-      ? ((await isSuppressed(ctx.db, ctx.accountId, req.to)) ? new Set([req.to]) : new Set<string>())
-      : new Set((await suppressedAmong(ctx.db, ctx.accountId, recipients.map((r) => r.email))).keys());
-  if (recipients.every((r) => suppressed.has(r.email))) {
-    throw new AppError('recipient_suppressed', `${recipients.map((r) => r.email).join(', ')} ${recipients.length === 1 ? 'is' : 'are all'} on this account's suppression list`, {
-      errors: recipients.map((r) => ({ field: fieldOf(req, r), message: 'is suppressed' })),
-    });
-  }
+  const suppressed = suppressionCheckedOnStore(ctx)
+    ? new Set<string>()
+    : ctx.suppressedAmong
+      ? await ctx.suppressedAmong(ctx.accountId, recipients.map((r) => r.email))
+      : recipients.length === 1
+        ? ((await isSuppressed(ctx.db, ctx.accountId, req.to)) ? new Set([req.to]) : new Set<string>())
+        : new Set((await suppressedAmong(ctx.db, ctx.accountId, recipients.map((r) => r.email))).keys());
+  refuseIfAllSuppressed(req, recipients, suppressed);
   if (ctx.mode === 'test') return { sandbox: true, id, status: scheduledAt ? 'scheduled' : 'queued', to: req.to, subject: content.subject, warnings: content.warnings };
   const rows: MessageRow[] = [];
   const events: SentEventRow[] = [];
@@ -179,7 +188,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
   for (const r of recipients) {
     const rowId = r.type === 'to' ? id : newId('msg');
     const isSuppressedHere = suppressed.has(r.email);
-    const status = isSuppressedHere ? 'suppressed' : scheduledAt ? 'scheduled' : 'queued';
+    const status = isSuppressedHere ? SUPPRESSED_ROW.status : scheduledAt ? 'scheduled' : 'queued';
     const copy = r.type !== 'to';
     rows.push({
       id: rowId,
@@ -206,7 +215,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
       attempts: 0,
       next_attempt_at: scheduledAt ?? ctx.now,
       first_attempt_at: null,
-      last_response: isSuppressedHere ? 'not sent: the address is on the suppression list' : null,
+      last_response: isSuppressedHere ? SUPPRESSED_ROW.last_response : null,
       last_mx: null,
       locked_by: null,
       scheduled_at: scheduledAt,
@@ -231,6 +240,23 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
     });
   }
   return { rows, events, warnings: content.warnings };
+}
+
+/** Whether the statement that stores this send also checks the suppression list (storeAccepted). */
+function suppressionCheckedOnStore(ctx: SendContext): boolean {
+  return ctx.mode === 'live' && ctx.monthlyQuota === null && ctx.storeAccepted !== undefined;
+}
+
+/**
+ * Suppression is per recipient: a suppressed cc/bcc (or `to`) gets a row with status
+ * 'suppressed' and is not delivered; only a send whose every recipient is suppressed is
+ * refused (as Postmark does with inactive recipients).
+ */
+function refuseIfAllSuppressed(req: SendRequest, recipients: { email: string; type: 'to' | 'cc' | 'bcc' }[], suppressed: Set<string>): void {
+  if (!recipients.every((r) => suppressed.has(r.email))) return;
+  throw new AppError('recipient_suppressed', `${recipients.map((r) => r.email).join(', ')} ${recipients.length === 1 ? 'is' : 'are all'} on this account's suppression list`, {
+    errors: recipients.map((r) => ({ field: fieldOf(req, r), message: 'is suppressed' })),
+  });
 }
 
 function fieldOf(req: SendRequest, r: { email: string; type: 'to' | 'cc' | 'bcc' }): string {
@@ -265,8 +291,10 @@ async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendRe
   const prepared = await prepareSend(ctx, req);
   if ('sandbox' in prepared) return prepared;
   if (ref) prepared.rows[0].idempotency_ref = ref;
-  if (ctx.monthlyQuota === null && ctx.storeAccepted) {
-    await ctx.storeAccepted(prepared.rows, prepared.events);
+  if (suppressionCheckedOnStore(ctx)) {
+    const suppressedRows = await ctx.storeAccepted!(prepared.rows, prepared.rows.map((r) => emailKey(r.to_email)), prepared.events);
+    const suppressed = new Set(prepared.rows.filter((r) => suppressedRows.has(r.id)).map((r) => r.to_email));
+    refuseIfAllSuppressed(req, envelopeRecipients(req), suppressed);
   } else {
     const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
     if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverable(prepared)))) throw quotaExceeded(ctx);
@@ -298,7 +326,8 @@ export type BatchItemResult = ({ index: number } & SendResult) | { index: number
  * quota_exceeded rather than failing the whole batch.
  */
 export async function sendBatch(ctx: SendContext, reqs: SendRequest[]): Promise<BatchItemResult[]> {
-  return retriedAloneOnDuplicate(ctx, (c) => sendBatchOnce(c, reqs));
+  // The batch's items are stored by one statement of their own, after reading the suppression list.
+  return retriedAloneOnDuplicate({ ...ctx, storeAccepted: undefined }, (c) => sendBatchOnce(c, reqs));
 }
 
 async function sendBatchOnce(ctx: SendContext, reqs: SendRequest[]): Promise<BatchItemResult[]> {
