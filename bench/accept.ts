@@ -10,12 +10,11 @@
  * `--floor` sends GET /api/v1/me instead (key check, rate-limit count, a small JSON answer):
  * what any authenticated request costs, the part of an accept that is not the send's own.
  *
- * PostgreSQL's CPU is the postmaster's and every backend's (`/proc`): live processes by their
+ * PostgreSQL's CPU is the postmaster's and every backend's (bench/lib/server.ts): live processes by their
  * own counters, exited ones through the postmaster's reaped-children counters.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAccount } from '../src/domain/accounts.js';
 import { createApiKey } from '../src/domain/keys/api-keys.js';
@@ -34,12 +33,6 @@ const warmup = Number(values.warmup);
 
 const TICKS = 100; // USER_HZ
 
-/** utime + stime (+ cutime + cstime with `children`) of a pid, in seconds. */
-function cpuOf(pid: number, children: boolean): number {
-  const [user, system] = userSystemOf(pid, children);
-  return user + system;
-}
-
 /** [user, system] CPU seconds of a pid (its reaped children's included with `children`). */
 function userSystemOf(pid: number, children: boolean): [number, number] {
   try {
@@ -50,26 +43,10 @@ function userSystemOf(pid: number, children: boolean): [number, number] {
   }
 }
 
-/** CPU seconds of the PostgreSQL whose postmaster is `postmaster`, its backends included. */
-function postgresCpu(postmaster: number): number {
-  let sum = cpuOf(postmaster, true);
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const ppid = Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-      if (ppid === postmaster) sum += cpuOf(Number(name), false);
-    } catch {
-      /* gone */
-    }
-  }
-  return sum;
-}
-
 const cluster = await startCluster(['api']);
 // What the process used to start (module loading, migrations, schema compilation): not an accept's cost.
 const startCpu = cluster.cpuSeconds()[0];
 const pool = cluster.db.pool;
-const postmaster = Number(readFileSync(join(cluster.env.POSTLINE_DATA_DIR, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
 const account = await createAccount(pool, { name: 'bench' });
 const key = (await createApiKey(pool, { accountId: account.id, mode: 'live' })).key;
 const domain = await createDomain(pool, { accountId: account.id, name: 'bench.test', now: new Date() }, { secret: cluster.config.secret, targets: dnsTargetsOf(cluster.config) });
@@ -113,14 +90,14 @@ await sendAll(0, warmup);
 const apiBefore = cluster.cpuSeconds()[0];
 const apiPid = cluster.processes[0].pid!;
 const [apiUserBefore, apiSystemBefore] = userSystemOf(apiPid, false);
-const pgBefore = postgresCpu(postmaster);
+const pgBefore = cluster.postgresCpuSeconds();
 const commitsBefore = await commits();
 const t0 = Date.now();
 const [ok, refused] = await sendAll(warmup, total);
 const seconds = (Date.now() - t0) / 1000;
 const apiCpu = cluster.cpuSeconds()[0] - apiBefore;
 const [apiUserAfter, apiSystemAfter] = userSystemOf(apiPid, false);
-const pgCpu = postgresCpu(postmaster) - pgBefore;
+const pgCpu = cluster.postgresCpuSeconds() - pgBefore;
 const commitCount = (await commits()) - commitsBefore;
 process.stdout.write(
   [

@@ -58,7 +58,9 @@ test('a stream of pokes becomes at most one notification per gap, and the last p
   const { pool: p, sends } = countingPool();
   const t0 = Date.now();
   let pokes = 0;
-  while (Date.now() - t0 < 300) {
+  // At least 300 ms and 600 pokes: on a loaded machine a turn of the event loop can take a
+  // millisecond, and the count, not the clock, is what makes the stream dense.
+  while (Date.now() - t0 < 300 || pokes < 600) {
     notifySoon(p, 'postline_messages');
     pokes++;
     await new Promise((r) => setImmediate(r));
@@ -68,7 +70,6 @@ test('a stream of pokes becomes at most one notification per gap, and the last p
   // query's answer, and the send owed to the last poke only follows that answer: under load it
   // comes tens of milliseconds later, so settled means half a second without a send.
   await until(() => sends.length > 0 && Date.now() - sends[sends.length - 1] > 500 && received.get('postline_messages') === sends.length);
-  assert.ok(pokes > 500, `only ${pokes} pokes`);
   assert.ok(sends.length >= 2, `${sends.length} notifications`);
   // ≥ the gap, less the millisecond that may tick between notify's clock reading and this one.
   for (let i = 1; i < sends.length; i++) assert.ok(sends[i] - sends[i - 1] >= NOTIFY_GAP_MS - 1, `sends ${sends[i] - sends[i - 1]} ms apart`);
