@@ -18,6 +18,7 @@
  * other than script and style, a document without `<body>` or with two.
  * test/mail/html-text-differential.test.ts proves it equal to html-to-text; decision 0042.
  */
+import { BANG, DQUOTE, endsName, EQ, GT, isAsciiAlpha, isWhitespace, SLASH, SQUOTE } from '../html-chars.js';
 
 /** Line breaks before and after each block: html-to-text's defaults for these formatters (a table not marked as data is a block). */
 const BLOCK_BREAKS = new Map<string, readonly [leading: number, trailing: number]>([
@@ -67,29 +68,6 @@ const HEAD_RAW_TEXT = new Set(['script', 'style', 'title']);
 const UNCOVERED = /<(?:svg|math|plaintext|xmp|iframe|noembed|noframes|textarea)|[\x0f\x1c]/i;
 const BODY_OPEN = /<body/gi;
 
-const TAB = 9;
-const LF = 10;
-const FF = 12;
-const CR = 13;
-const SPACE = 32;
-const BANG = 33;
-const DQUOTE = 34;
-const SQUOTE = 39;
-const SLASH = 47;
-const EQ = 61;
-const GT = 62;
-
-function isWhitespace(c: number): boolean {
-  return c === SPACE || c === LF || c === TAB || c === FF || c === CR;
-}
-
-function endsName(c: number): boolean {
-  return c === SLASH || c === GT || isWhitespace(c);
-}
-
-function isAsciiAlpha(c: number): boolean {
-  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
-}
 
 /** One piece of markup at a "<". */
 interface Token {

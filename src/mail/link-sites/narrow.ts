@@ -15,6 +15,7 @@
  * corpus; decision 0042.
  */
 import { decodeHTMLAttribute } from 'entities';
+import { BANG, DASH, DQUOTE, endsName, EQ, GT, isAsciiAlpha, isWhitespace, LBRACKET, QUESTION, SLASH, SQUOTE } from '../html-chars.js';
 import { addTagSites, NOTRACK_ATTRIBUTE, type AttributeSpan, type Sites } from './sites.js';
 
 const UNCOVERED = /<(?:svg|math)|[\x0f\x1c]/i;
@@ -22,33 +23,6 @@ const UNCOVERED = /<(?:svg|math)|[\x0f\x1c]/i;
 /** Elements whose content is text up to their own close tag; after <plaintext> everything is. */
 const RAW_TEXT = new Set(['script', 'style', 'title', 'textarea', 'iframe', 'noembed', 'noframes', 'xmp']);
 
-const TAB = 9;
-const LF = 10;
-const FF = 12;
-const CR = 13;
-const SPACE = 32;
-const BANG = 33;
-const DQUOTE = 34;
-const SQUOTE = 39;
-const DASH = 45;
-const SLASH = 47;
-const EQ = 61;
-const GT = 62;
-const QUESTION = 63;
-const LBRACKET = 91;
-
-function isWhitespace(c: number): boolean {
-  return c === SPACE || c === LF || c === TAB || c === FF || c === CR;
-}
-
-/** Whitespace, "/" or ">": what ends a tag name, an attribute name. */
-function endsName(c: number): boolean {
-  return c === SLASH || c === GT || isWhitespace(c);
-}
-
-function isAsciiAlpha(c: number): boolean {
-  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
-}
 
 /** Offset just past the first ">" at or after `from`; -1 when there is none (the rest is ignored). */
 function pastGt(html: string, from: number): number {
