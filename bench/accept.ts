@@ -16,9 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { createAccount } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/keys/api-keys.js';
-import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains/domains.js';
+import { ORDER_HTML, orderSender } from './lib/order-mail.js';
 import { startCluster } from './lib/server.js';
 
 const { values } = parseArgs({
@@ -47,16 +45,9 @@ const cluster = await startCluster(['api']);
 // What the process used to start (module loading, migrations, schema compilation): not an accept's cost.
 const startCpu = cluster.cpuSeconds()[0];
 const pool = cluster.db.pool;
-const account = await createAccount(pool, { name: 'bench' });
-const key = (await createApiKey(pool, { accountId: account.id, mode: 'live' })).key;
-const domain = await createDomain(pool, { accountId: account.id, name: 'bench.test', now: new Date() }, { secret: cluster.config.secret, targets: dnsTargetsOf(cluster.config) });
-await forceVerifyDomain(pool, domain.id, new Date());
+const key = await orderSender(cluster);
 
-const html =
-  '<html><body><h1>Hello {{ name }}</h1>' +
-  '<p>Your order <b>{{ order }}</b> has shipped. <a href="https://bench.test/track?o={{ order }}">Track it</a> or <a href="https://bench.test/help">get help</a>.</p>' +
-  '<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>'.repeat(28) +
-  '</body></html>';
+const html = ORDER_HTML;
 
 /** Sends `count` messages over `connections` connections; returns [accepted, refused]. */
 async function sendAll(from: number, count: number): Promise<[number, number]> {

@@ -25,10 +25,8 @@
  */
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
-import { createAccount } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/keys/api-keys.js';
-import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../src/domain/domains/domains.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
+import { ORDER_HTML, orderSender } from './lib/order-mail.js';
 import { percentile, startCluster } from './lib/server.js';
 
 const { values } = parseArgs({
@@ -79,16 +77,9 @@ dns.setRecords('mx.example.net', 'A', ['127.0.0.1']);
 const roles = ['api', ...Array(workers).fill('worker')];
 const cluster = await startCluster(values.split ? ['api'] : roles, { POSTLINE_DELIVERY: 'mx', POSTLINE_DNS_SERVERS: dns.address, POSTLINE_MX_PORT: String(sinkPort) });
 const pool = cluster.db.pool;
-const account = await createAccount(pool, { name: 'bench' });
-const key = (await createApiKey(pool, { accountId: account.id, mode: 'live' })).key;
-const domain = await createDomain(pool, { accountId: account.id, name: 'bench.test', now: new Date() }, { secret: cluster.config.secret, targets: dnsTargetsOf(cluster.config) });
-await forceVerifyDomain(pool, domain.id, new Date());
+const key = await orderSender(cluster);
 
-const html =
-  '<html><body><h1>Hello {{ name }}</h1>' +
-  '<p>Your order <b>{{ order }}</b> has shipped. <a href="https://bench.test/track?o={{ order }}">Track it</a> or <a href="https://bench.test/help">get help</a>.</p>' +
-  '<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>'.repeat(28) +
-  '</body></html>';
+const html = ORDER_HTML;
 process.stdout.write(`${total} messages, ~${Math.round(html.length / 1024)} KB HTML, roles: ${roles.join(' + ')}${values.split ? ' (workers started after accepting)' : ''}, ${connections} API connections, node ${process.version}\n`);
 
 const accepted = new Map<string, number>();
