@@ -4,7 +4,7 @@ import { PENDING_BATCH, runPendingTriggers } from '../domain/automations/pending
 import { subscriberWritesForAutomations } from '../domain/audience/subscribers.js';
 import { TrackingLinks } from '../domain/tracking/links.js';
 import { startLoop, type Loop } from './loop.js';
-import { Presence, PRESENCE_MAX_AGE_MS } from './presence.js';
+import { wakeOnEventsWhilePresent } from './presence.js';
 import { automationEventsPossible } from '../db/queries/automations/definitions.js';
 import type { Notifications } from './notifications.js';
 import type { WorkerDeps } from './deps.js';
@@ -34,13 +34,11 @@ export function startAutomationLoops(deps: WorkerDeps, notifications: Notificati
   // New events wake the event handler only while events can be queued for it at all (an
   // automation exists, or rows are queued): with none, the wake-up after every batch of
   // delivery outcomes was a transaction finding nothing (./presence.ts).
-  const possible = new Presence(() => automationEventsPossible(deps.pool), { maxAgeMs: PRESENCE_MAX_AGE_MS, onError: (err) => onError('automation-events', err) });
-  notifications.on('postline_events', () => {
-    if (possible.mayExist()) events.wake();
-  });
-  notifications.on('postline_automation_defs', () => {
-    possible.changed();
-    events.wake();
+  wakeOnEventsWhilePresent(notifications, {
+    present: () => automationEventsPossible(deps.pool),
+    changedChannel: 'postline_automation_defs',
+    wake: () => events.wake(),
+    onError: (err) => onError('automation-events', err),
   });
   return [runs, events, pending];
 }

@@ -6,7 +6,7 @@ import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from '../delivery/engine.js'
 import { CampaignRenderer } from '../domain/campaigns/content.js';
 import { Notifications } from './notifications.js';
 import { startWebhookDispatcher } from './webhooks.js';
-import { Presence, PRESENCE_MAX_AGE_MS } from './presence.js';
+import { wakeOnEventsWhilePresent } from './presence.js';
 import { anyActiveHook } from '../db/queries/hooks.js';
 import { startAutomationLoops } from './automations.js';
 import { sendConfirmationMails } from '../domain/audience/confirmation-mail.js';
@@ -56,13 +56,11 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
   const tlsReports = deps.config.tlsReports.send ? tlsReportDeps(deps) : null;
   // New events wake the dispatcher only while some hook is active: with none, the wake-up
   // after every batch of delivery outcomes was a query finding nothing (./presence.ts).
-  const activeHooks = new Presence(() => anyActiveHook(deps.pool), { maxAgeMs: PRESENCE_MAX_AGE_MS, onError: (err) => onError('webhooks', err) });
-  notifications.on('postline_events', () => {
-    if (activeHooks.mayExist()) webhooks.wake();
-  });
-  notifications.on('postline_hooks', () => {
-    activeHooks.changed();
-    webhooks.wake();
+  wakeOnEventsWhilePresent(notifications, {
+    present: () => anyActiveHook(deps.pool),
+    changedChannel: 'postline_hooks',
+    wake: () => webhooks.wake(),
+    onError: (err) => onError('webhooks', err),
   });
   const loops: Loop[] = [
     startLoop('maintenance', 60_000, () => runMaintenance(deps.pool, deps.clock), onError),

@@ -12,6 +12,8 @@
  * ever skipped on a fresh "none": every loop still polls on its timer, so a notification lost
  * costs at most that poll's latency, never work.
  */
+import type { Notifications } from './notifications.js';
+
 /** How long an answer is trusted without a change notified: a lost notification costs no more (and the loops poll every second anyway). */
 export const PRESENCE_MAX_AGE_MS = 5_000;
 
@@ -57,4 +59,22 @@ export class Presence {
       .catch((err) => this.opts.onError?.(err))
       .finally(() => (this.reading = false));
   }
+}
+
+/**
+ * Wires a loop that new events wake to a Presence: `postline_events` wakes it only while
+ * `present` may be true; `changedChannel` (something appeared) asks again and wakes it.
+ */
+export function wakeOnEventsWhilePresent(
+  notifications: Notifications,
+  opts: { present: () => Promise<boolean>; changedChannel: string; wake: () => void; onError: (err: unknown) => void },
+): void {
+  const presence = new Presence(opts.present, { maxAgeMs: PRESENCE_MAX_AGE_MS, onError: opts.onError });
+  notifications.on('postline_events', () => {
+    if (presence.mayExist()) opts.wake();
+  });
+  notifications.on(opts.changedChannel, () => {
+    presence.changed();
+    opts.wake();
+  });
 }
