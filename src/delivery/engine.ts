@@ -7,12 +7,10 @@ import type { Pool } from '../db/pool.js';
 import type { MessageRow } from '../db/queries/messages.js';
 import { planOutcome, type DeferralCause } from './outcome.js';
 import { recordSteps, type Attempted, type Step } from './record.js';
-import { bounceDomainFor, loadSigningKeys } from '../domain/domains/domains.js';
-import { buildMessage, type BuiltMessage, type SigningInfo } from '../domain/sending/message-build.js';
+import type { BuiltMessage } from '../domain/sending/message-build.js';
 import { TrackingLinks } from '../domain/tracking/links.js';
 import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';
 import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
-import { deriveKey } from '../mail/keyring.js';
 import { SmtpSender, type SmtpTarget } from '../mail/smtp.js';
 import { claimDueMessages, leaseHoldersOn, releaseLeasesOf } from './queue.js';
 import { destinationFor, relayDestination, type Destination } from '../delivery-policy.js';
@@ -29,6 +27,7 @@ import { deliverWithSts } from '../mail/mta-sts/deliver.js';
 import type { TlsSessionResult } from '../mail/tls-rpt/report.js';
 import type { Source } from '../sending-identity.js';
 import { SourcePicker } from './sources/picker.js';
+import { MessageBuilder, type ContentSource } from './builder.js';
 
 export interface DeliveryDeps {
   pool: Pool;
@@ -41,14 +40,6 @@ export interface DeliveryDeps {
   extraCa?: string[];
   /** Where content that is not stored with the message comes from (campaigns plug their renderer in here). */
   content: (links: TrackingLinks) => ContentSource;
-}
-
-/**
- * The one thing delivery asks of campaigns: a message row with its content filled in. Campaign
- * messages carry merge data, not content; other rows come back unchanged.
- */
-export interface ContentSource {
-  render(msg: MessageRow, domain: string, trackingHost: string | null): Promise<MessageRow>;
 }
 
 export interface DeliveryOptions {
@@ -67,7 +58,6 @@ export interface DeliveryOptions {
 
 export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = { batchSize: 200, leaseMs: 5 * 60_000, maxConnectionsPerHost: 10, buildsAtOnce: 32 };
 
-const SIGNING_CACHE_MS = 60_000;
 /** Suspensions recorded by other workers are read at least this often. */
 const SHARED_REFRESH_MS = 1_000;
 
@@ -121,13 +111,10 @@ export class DeliveryEngine {
   /** onRoom is called once in-flight falls to this (set by each refill). */
   private lowWater = 0;
   private lastClaimFull = false;
-  private readonly links: TrackingLinks;
-  private readonly verpKey: Buffer;
   private readonly dns: MailDns;
   private readonly sender: SmtpSender;
-  /** Each sending domain's keys, read once a minute; the read itself is shared, so the builds that start together before it returns do not each read and decrypt them. */
-  private readonly signing = new Map<string, { info: Promise<SigningInfo>; at: number }>();
-  private readonly content: ContentSource;
+  /** Render, compose and sign (./builder.ts). */
+  readonly builder: MessageBuilder;
   /** Which source address each message leaves from (./sources/picker.ts). */
   private readonly sources: SourcePicker;
   /** Recipient domains' MTA-STS policies, cached for every worker (mail/mta-sts/). */
@@ -136,17 +123,12 @@ export class DeliveryEngine {
   private campaignsHeld = false;
   /** Messages claimed and not yet recorded, by recipient domain: what the next claim leaves to other workers (Shaping.claimRooms). */
   private readonly held = new Map<string, number>();
-  /** Builds under way, and the deliveries waiting for a turn (opts.buildsAtOnce). */
-  private builds = 0;
-  private readonly buildQueue: (() => void)[] = [];
 
   constructor(
     private readonly deps: DeliveryDeps,
     private readonly opts: DeliveryOptions = DEFAULT_DELIVERY_OPTIONS,
   ) {
-    this.links = new TrackingLinks(deps.config);
-    this.content = deps.content(this.links);
-    this.verpKey = deriveKey(deps.config.secret, 'verp');
+    this.builder = new MessageBuilder(deps, opts.buildsAtOnce);
     this.dns = deps.dns ?? createMailDns({ servers: deps.config.dnsServers, clock: deps.clock });
     this.sender = new SmtpSender({ heloName: new URL(deps.config.baseUrl).hostname, maxConnectionsPerHost: opts.maxConnectionsPerHost, extraCa: deps.extraCa });
     this.sources = new SourcePicker({ db: deps.pool, identity: deps.config.deliveryPolicy.identity, clock: deps.clock });
@@ -327,29 +309,6 @@ export class DeliveryEngine {
     return n;
   }
 
-  /** Build and sign one message: the step campaigns and automations hook their rendering into. */
-  async build(msg: MessageRow, now: Date): Promise<BuiltMessage> {
-    const signing = await this.signingFor(msg);
-    // Campaign messages carry merge data, not content: rendered here from the campaign's one copy.
-    const content = await this.content.render(msg, signing.domain, signing.trackingHost);
-    return buildMessage(content, signing, this.links, { bounceDomain: bounceDomainFor(signing.domain), verpKey: this.verpKey, now });
-  }
-
-  /** build() with at most opts.buildsAtOnce under way; a finished build hands its turn on. */
-  private async buildInTurn(msg: MessageRow): Promise<{ built: BuiltMessage; now: Date }> {
-    if (this.builds >= this.opts.buildsAtOnce) await new Promise<void>((r) => this.buildQueue.push(r));
-    else this.builds++;
-    try {
-      // Date header and DKIM t= say when the message was built, not when it was claimed.
-      const now = this.deps.clock.now();
-      return { built: await this.build(msg, now), now };
-    } finally {
-      const next = this.buildQueue.shift();
-      if (next) next();
-      else this.builds--;
-    }
-  }
-
   /**
    * One message, top to bottom: route it to its destination, build and sign it, take a turn
    * of the destination's shaping (a connection slot and a token), transmit, read what the
@@ -371,7 +330,7 @@ export class DeliveryEngine {
     try {
       let built: BuiltMessage;
       try {
-        built = (await this.buildInTurn(msg)).built;
+        built = (await this.builder.buildInTurn(msg)).built;
       } catch (err) {
         // Our own failure (domain deleted, key unreadable): fail the message, never the address.
         this.deps.log.error({ err, messageId: msg.id }, 'could not build message');
@@ -473,28 +432,13 @@ export class DeliveryEngine {
 
   private async capture(msg: MessageRow): Promise<DeliveryResult> {
     try {
-      const { built, now } = await this.buildInTurn(msg);
+      const { built, now } = await this.builder.buildInTurn(msg);
       await captureMessage(this.deps.pool, { id: msg.id, accountId: msg.account_id, envelopeFrom: built.returnPath, envelopeTo: msg.to_email, subject: msg.subject, raw: built.raw, at: now });
       return { kind: 'delivered', response: '250 captured locally (POSTLINE_DELIVERY=capture)', mx: null };
     } catch (err) {
       this.deps.log.error({ err, messageId: msg.id }, 'could not build message');
       return notSentByUs((err as Error).message);
     }
-  }
-
-  private async signingFor(msg: MessageRow): Promise<SigningInfo> {
-    const domainId = msg.domain_id;
-    if (!domainId) throw new Error('the sending domain was deleted');
-    const cached = this.signing.get(domainId);
-    if (cached && Date.now() - cached.at < SIGNING_CACHE_MS) return cached.info;
-    const info = loadSigningKeys(this.deps.pool, domainId, this.deps.config.secret);
-    const entry = { info, at: Date.now() };
-    this.signing.set(domainId, entry);
-    // A failed read is not kept: the next message reads again.
-    info.catch(() => {
-      if (this.signing.get(domainId) === entry) this.signing.delete(domainId);
-    });
-    return info;
   }
 }
 

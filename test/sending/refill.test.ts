@@ -80,8 +80,8 @@ test('refill: at most buildsAtOnce messages are built at once, the rest wait the
   const engine = env.newEngine({ batchSize: 12, maxConnectionsPerHost: 12, buildsAtOnce: 3 });
   let building = 0;
   let most = 0;
-  const build = engine.build.bind(engine);
-  engine.build = async (msg, now) => {
+  const build = engine.builder.build.bind(engine.builder);
+  engine.builder.build = async (msg, now) => {
     most = Math.max(most, ++building);
     try {
       return await build(msg, now);
