@@ -64,8 +64,8 @@ test(`the wire form is DataStream's output, byte for byte, for ${CORPUS_SIZE} se
 // as written rather than a re-statement of it.
 const MUTATIONS: { name: string; from: string; to: string }[] = [
   { name: 'a dot as the first byte is not doubled', from: 'if (n > 0 && raw[0] === DOT) insertAt(0, STUFFED_DOT);', to: '' },
-  { name: 'a dot after CRLF is not doubled', from: 'if (lineStart < n && raw[lineStart] === DOT) insertAt(lineStart, STUFFED_DOT);\n        cr = raw', to: 'cr = raw' },
-  { name: 'a dot after a bare LF is not doubled', from: 'if (lineStart < n && raw[lineStart] === DOT) insertAt(lineStart, STUFFED_DOT);\n      lf = raw', to: 'lf = raw' },
+  { name: 'a dot after CRLF is not doubled', from: 'if (lineStart < n && raw[lineStart] === DOT) insertAt(lineStart, STUFFED_DOT);\n        cr = text', to: 'cr = text' },
+  { name: 'a dot after a bare LF is not doubled', from: 'if (lineStart < n && raw[lineStart] === DOT) insertAt(lineStart, STUFFED_DOT);\n      lf = text', to: 'lf = text' },
   { name: 'a dot after a bare CR is not doubled', from: 'raw[next] === DOT ? LF_AFTER_CR_STUFFED_DOT : LF_AFTER_CR', to: 'LF_AFTER_CR' },
   { name: 'a bare CR stays bare', from: 'if (next < n) insertAt(next, raw[next] === DOT ? LF_AFTER_CR_STUFFED_DOT : LF_AFTER_CR);', to: '' },
   { name: 'a bare CR at the end gets its LF twice', from: 'if (next < n) insertAt(next,', to: 'insertAt(next,' },

@@ -6,9 +6,11 @@
  * test/mail/smtp-data-differential.test.ts).
  *
  * DataStream looks at every byte in a JavaScript loop; this jumps from line end to line end
- * with Buffer.indexOf, the message Postline builds having CRLF line ends only, so only the
- * bytes that need something inserted are looked at. The rules, each with the byte before it
- * (none at the start of the message):
+ * with indexOf, the message Postline builds having CRLF line ends only, and looks at the bytes
+ * around each. The search runs over a latin1 view of the bytes (one character per byte, same
+ * offsets): String.prototype.indexOf is a V8 builtin, several times cheaper per call than
+ * Buffer.prototype.indexOf's way into C++. The rules, each with the byte before it (none at
+ * the start of the message):
  * - a CR not followed by LF gets an LF after it, so a receiver treating a lone CR as a line end
  *   never sees `\r.\r` as the end of the data; a dot after it is doubled like any other;
  * - an LF without a CR before it gets one;
@@ -48,8 +50,9 @@ export function toDataWire(raw: Buffer): Buffer {
     size += bytes.length;
   };
   if (n > 0 && raw[0] === DOT) insertAt(0, STUFFED_DOT);
-  let cr = raw.indexOf(CR);
-  let lf = raw.indexOf(LF);
+  const text = raw.toString('latin1');
+  let cr = text.indexOf('\r');
+  let lf = text.indexOf('\n');
   while (cr !== -1 || lf !== -1) {
     if (cr !== -1 && (lf === -1 || cr < lf)) {
       const next = cr + 1;
@@ -57,19 +60,19 @@ export function toDataWire(raw: Buffer): Buffer {
         // CRLF, the usual line end: only a dot starting the next line needs anything
         const lineStart = next + 1;
         if (lineStart < n && raw[lineStart] === DOT) insertAt(lineStart, STUFFED_DOT);
-        cr = raw.indexOf(CR, lineStart);
-        lf = raw.indexOf(LF, lineStart);
+        cr = text.indexOf('\r', lineStart);
+        lf = text.indexOf('\n', lineStart);
       } else {
         // a bare CR (at the very end the terminator completes it)
         if (next < n) insertAt(next, raw[next] === DOT ? LF_AFTER_CR_STUFFED_DOT : LF_AFTER_CR);
-        cr = raw.indexOf(CR, next);
+        cr = text.indexOf('\r', next);
       }
     } else {
       // a bare LF: an LF after a CR was taken with it above
       insertAt(lf, CR_BEFORE_LF);
       const lineStart = lf + 1;
       if (lineStart < n && raw[lineStart] === DOT) insertAt(lineStart, STUFFED_DOT);
-      lf = raw.indexOf(LF, lineStart);
+      lf = text.indexOf('\n', lineStart);
     }
   }
   const last = n > 0 ? raw[n - 1] : -1;
