@@ -25,7 +25,7 @@ interface DataStreamShape extends Transform {
 /** Who turned the message into wire form: this module, or nodemailer's DataStream. */
 export type DataPath = 'wire-form' | 'nodemailer';
 
-/** Writes `raw` to the DATA stream SMTPConnection handed over, and ends it. */
+/** Writes `raw` to the DATA stream SMTPConnection handed over (in wire form when it is a fresh DataStream, raw otherwise), and ends it. */
 export function writeMessageData(stream: Writable, raw: Buffer): DataPath {
   if (!isFreshDataStream(stream)) {
     stream.end(raw);
@@ -36,7 +36,6 @@ export function writeMessageData(stream: Writable, raw: Buffer): DataPath {
   stream._transform = (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) => {
     stream.inByteCount += raw.length;
     stream.outByteCount += chunk.length;
-    stream.lastByte = chunk[chunk.length - 1];
     done(null, chunk);
   };
   // The terminator is part of `wire`: one write carries the message and its end.
