@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Encoder, encode, wrap } from 'nodemailer/lib/qp';
-import { encodeQuotedPrintable, encodeQuotedPrintableText, wrapQuotedPrintable } from '../../src/mail/mime/quoted-printable.js';
+import { encodeQuotedPrintable, encodeQuotedPrintableText, encodeSimpleQuotedPrintableText, isSimpleText, wrapQuotedPrintable } from '../../src/mail/mime/quoted-printable.js';
+import { encodeTextBody } from '../../src/mail/mime/text-body.js';
 import { seededRandom } from '../helpers/dkim-corpus.js';
 
 // The narrow quoted-printable writer against nodemailer's: encodeQuotedPrintableText must
@@ -65,4 +66,52 @@ test('encodeQuotedPrintable: an empty body and a body of only whitespace', async
   for (const body of ['', ' ', '\t', '  \t ', ' '.repeat(200)]) {
     assert.equal(encodeQuotedPrintable(body), await streamEncode(body));
   }
+});
+
+/**
+ * Simple text (LF and printable ASCII only, the usual per-recipient copy): lines of 60 to 90
+ * characters built from words, spaces, '=' and punctuation, so soft breaks fall on every kind
+ * of place around column 76; a line that differs from the one before only in its trailing
+ * spaces; '=' next to spaces; empty lines; a body ending in spaces.
+ */
+function simpleBodies(count: number, seed: number): string[] {
+  const random = seededRandom(seed);
+  const int = (n: number) => Math.floor(random() * n);
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)];
+  const pieces = ['a', 'word', 'Lorem', ' ', '  ', '=', '= ', ' =', '.', ',', '!', '?', '3D', '=3D', '~', '<p>', 'x'.repeat(30), 'https://t.example.com/c/1?u=%2F&s=9'];
+  return Array.from({ length: count }, () => {
+    const lines: string[] = [];
+    const n = 1 + int(20);
+    for (let i = 0; i < n; i++) {
+      if (i > 0 && int(5) === 0) {
+        lines.push(lines[i - 1] + ' '.repeat(1 + int(3)));
+        continue;
+      }
+      const target = int(6) === 0 ? int(10) : 60 + int(31);
+      let line = '';
+      while (line.length < target) line += pick(pieces);
+      lines.push(line);
+    }
+    return lines.join('\n') + (int(4) === 0 ? ' '.repeat(1 + int(3)) : int(2) === 0 ? '\n' : '');
+  });
+}
+
+test('encodeSimpleQuotedPrintableText escapes what qp.encode escapes, over 4,000 seeded simple bodies', () => {
+  for (const [i, body] of simpleBodies(4000, 0x0048_51a9).entries()) {
+    assert.ok(isSimpleText(body), `body ${i} is simple text`);
+    assert.equal(encodeSimpleQuotedPrintableText(body), encode(Buffer.from(body, 'utf8')), `body ${i}: ${JSON.stringify(body)}`);
+  }
+});
+
+test('a simple body in quoted-printable: what the qp.Encoder stream writes, every LF not after a CR made CRLF, over 2,000 seeded bodies', async () => {
+  for (const [i, body] of simpleBodies(2000, 0x0048_e7c3).entries()) {
+    const expected = (await streamEncode(body)).replace(/(?<!\r)\n/g, '\r\n');
+    assert.equal(encodeTextBody(body, 'quoted-printable', true), expected, `body ${i}: ${JSON.stringify(body)}`);
+    assert.equal(encodeTextBody(body, '7bit', true), body.replace(/(?<!\r)\n/g, '\r\n'), `body ${i} as 7bit`);
+  }
+});
+
+test('isSimpleText: LF and printable ASCII only', () => {
+  assert.ok(isSimpleText('') && isSimpleText('a = b ~\n\n<p>'));
+  for (const c of ['\t', '\r', '\u0000', '\u001f', '\u007f', '\u0080', 'é', '😀', '\ud83d']) assert.ok(!isSimpleText(`ab${c}cd`), JSON.stringify(c));
 });

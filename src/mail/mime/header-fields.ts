@@ -47,6 +47,35 @@ export function headerField(key: string, value: HeaderValue): string | null {
   return foldLines(`${key}: ${encoded}`, 76);
 }
 
+/**
+ * headerField is a function of the key and the value only, and most of a message's header
+ * values repeat from one copy of a template to the next (From, Reply-To, the Subject of a
+ * campaign, custom headers, List-Unsubscribe-Post): those are encoded once. The key tells a
+ * string from a prepared value from mailboxes; a key name holds no ':'.
+ */
+const repeatedFields = new BoundedMap<string, string | null>(1000);
+
+function memoKey(key: string, value: Exclude<HeaderValue, Date>): string {
+  if (typeof value === 'string') return `s${key}:${value}`;
+  if (isPrepared(value)) return `p${key}:${value.value}`;
+  const list = Array.isArray(value) ? value : [value];
+  return `m${key}:${JSON.stringify(list.map((m) => [m.name, m.address]))}`;
+}
+
+/**
+ * headerField for a value likely to repeat across messages (not a recipient, a message id or
+ * a date): the folded field, written once per distinct key and value.
+ */
+export function repeatedHeaderField(key: string, value: Exclude<HeaderValue, Date>): string | null {
+  const memo = memoKey(key, value);
+  let field = repeatedFields.get(memo);
+  if (field === undefined) {
+    field = headerField(key, value);
+    repeatedFields.set(memo, field);
+  }
+  return field;
+}
+
 /** Custom header names are few and repeat: nodemailer's Camel-Case of each is memoised. */
 const normalizedKeys = new BoundedMap<string, string>(1000);
 

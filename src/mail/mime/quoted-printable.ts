@@ -37,7 +37,7 @@ const endsWithEscape = (str: string, start: number, end: number): boolean =>
  * after a space or punctuation near its end; otherwise never inside an escape nor between the
  * escapes of one UTF-8 character; then ended with a soft break `=` CRLF.
  */
-export function wrapQuotedPrintable(str: string): string {
+export function wrapQuotedPrintable(str: string, softBreak = '=\r\n'): string {
   const len = str.length;
   if (len <= LINE_LENGTH) return str;
   let result = '';
@@ -84,7 +84,7 @@ export function wrapQuotedPrintable(str: string): string {
     if (lineEnd === pos) lineEnd = end;
     if (lineEnd < len && str.charCodeAt(lineEnd - 1) !== LF) {
       if (lineEnd - pos === LINE_LENGTH) lineEnd -= endsWithEscape(str, pos, lineEnd) ? 3 : 1;
-      result += str.slice(pos, lineEnd) + '=\r\n';
+      result += str.slice(pos, lineEnd) + softBreak;
     } else {
       result += str.slice(pos, lineEnd);
     }
@@ -152,15 +152,44 @@ export function encodeQuotedPrintableText(text: string): string {
 }
 
 /**
+ * encodeQuotedPrintableText for simple text (`isSimpleText`: LF and printable ASCII only), with
+ * native searches instead of a regular expression replacement with a callback per match: the
+ * only characters such text can need escaped are '=' and a space before an LF or at the end.
+ * '=' goes first, so the escapes written for spaces are not escaped again.
+ */
+export function encodeSimpleQuotedPrintableText(text: string): string {
+  let out = text.includes('=') ? text.replaceAll('=', '=3D') : text;
+  if (out.includes(' \n')) out = out.replace(SPACE_BEFORE_LF, '=20');
+  if (out.endsWith(' ')) out = `${out.slice(0, -1)}=20`;
+  return out;
+}
+const SPACE_BEFORE_LF = / (?=\n)/g;
+
+/** Only LF and printable ASCII: no CR, TAB, control or non-ASCII unit. */
+const NOT_SIMPLE = /[^\n\x20-\x7e]/;
+
+/**
+ * Text that is only LF and printable ASCII, the usual HTML and derived text part of a
+ * per-recipient copy: its escaping needs no regular expression (encodeSimpleQuotedPrintableText),
+ * and, holding no CR, its line breaks can all be made CRLF at once (text-body.ts).
+ */
+export const isSimpleText = (text: string): boolean => !NOT_SIMPLE.test(text);
+
+/**
  * The body encoded and soft-wrapped. The whitespace that ends it is held back and encoded
  * after the rest, as the stream encoder does (it ends the input, so its last character is
  * encoded), and wrapping goes on from the last unfinished line.
+ *
+ * `simple` (the caller found `isSimpleText(body)`): escaped without the regular expression, and
+ * soft breaks written as `=` LF instead of `=` CRLF, for a caller that then makes every LF a CRLF.
  */
-export function encodeQuotedPrintable(body: string): string {
+export function encodeQuotedPrintable(body: string, simple = false): string {
+  const escape = simple ? encodeSimpleQuotedPrintableText : encodeQuotedPrintableText;
+  const softBreak = simple ? '=\n' : '=\r\n';
   let end = body.length;
   while (end > 0 && (body.charCodeAt(end - 1) === 0x20 || body.charCodeAt(end - 1) === 0x09)) end--;
-  if (end === body.length) return wrapQuotedPrintable(encodeQuotedPrintableText(body));
-  const first = end > 0 ? wrapQuotedPrintable(encodeQuotedPrintableText(body.slice(0, end))) : '';
+  if (end === body.length) return wrapQuotedPrintable(escape(body), softBreak);
+  const first = end > 0 ? wrapQuotedPrintable(escape(body.slice(0, end)), softBreak) : '';
   const lastLf = first.lastIndexOf('\n');
-  return first.slice(0, lastLf + 1) + wrapQuotedPrintable(first.slice(lastLf + 1) + encodeQuotedPrintableText(body.slice(end)));
+  return first.slice(0, lastLf + 1) + wrapQuotedPrintable(first.slice(lastLf + 1) + escape(body.slice(end)), softBreak);
 }

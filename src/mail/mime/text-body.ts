@@ -7,7 +7,7 @@
  * the bytes equal to the library's).
  */
 import { encodeBase64Body } from './base64.js';
-import { encodeQuotedPrintable } from './quoted-printable.js';
+import { encodeQuotedPrintable, isSimpleText } from './quoted-printable.js';
 
 export type TextTransferEncoding = '7bit' | 'quoted-printable' | 'base64';
 
@@ -27,9 +27,10 @@ const LATIN_LETTER = /[A-Za-z]/;
  * - otherwise quoted-printable when Latin letters outnumber the "non-Latin" units (controls
  *   other than TAB/CR/LF, and anything at or above 0x80: _getTextEncoding), else base64.
  * Plain text is told apart with regular expressions; only text with non-Latin units is counted.
+ * `simple` is `isSimpleText(content)` when the caller has it: simple text is plain, one scan fewer.
  */
-export function textTransferEncoding(content: string): TextTransferEncoding {
-  if (!NON_PLAIN.test(content)) {
+export function textTransferEncoding(content: string, simple = false): TextTransferEncoding {
+  if (simple || !NON_PLAIN.test(content)) {
     if (content.length <= LONG_LINE_SCAN_LIMIT && !LONG_LINE.test(content)) return '7bit';
     return LATIN_LETTER.test(content) ? 'quoted-printable' : 'base64';
   }
@@ -43,11 +44,19 @@ export function textTransferEncoding(content: string): TextTransferEncoding {
   return nonLatin < latin ? 'quoted-printable' : 'base64';
 }
 
-/** The body bytes of a text part in `encoding`, line breaks as the 'win' newline writes them (CRLF). */
-export function encodeTextBody(content: string, encoding: TextTransferEncoding): string {
+/**
+ * The body bytes of a text part in `encoding`, line breaks as the 'win' newline writes them
+ * (CRLF). `simple` is `isSimpleText(content)` when the caller has it.
+ */
+export function encodeTextBody(content: string, encoding: TextTransferEncoding, simple = isSimpleText(content)): string {
   if (encoding === 'base64') return encodeBase64Body(Buffer.from(content, 'utf8'));
   // 7bit is written as it is, and quoted-printable keeps CR and LF literal in text: both pass
   // through nodemailer's LeWindows transform, which makes every LF not after a CR a CRLF.
+  if (simple) {
+    // No CR in the text: every LF is one LeWindows makes CRLF, the soft breaks' too once they
+    // are written as '=' LF, so all of them are replaced at once, without a lookbehind.
+    return (encoding === '7bit' ? content : encodeQuotedPrintable(content, true)).replaceAll('\n', '\r\n');
+  }
   const body = encoding === '7bit' ? content : encodeQuotedPrintable(content);
   return body.includes('\n') ? body.replace(/(?<!\r)\n/g, '\r\n') : body;
 }

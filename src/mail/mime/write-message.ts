@@ -13,9 +13,9 @@
  */
 import { detectMimeType } from 'nodemailer/lib/mime-funcs';
 import { encodeBase64Body } from './base64.js';
-import { attachmentTypeAndDisposition, headerField, headerKey, withParameters, type HeaderValue, type PreparedValue } from './header-fields.js';
+import { attachmentTypeAndDisposition, headerField, headerKey, repeatedHeaderField, withParameters, type HeaderValue, type PreparedValue } from './header-fields.js';
 import { encodeTextBody, textTransferEncoding } from './text-body.js';
-import { QP_MAX_BYTES } from './quoted-printable.js';
+import { isSimpleText, QP_MAX_BYTES } from './quoted-printable.js';
 
 type Mailbox = { name: string; address: string };
 
@@ -46,10 +46,11 @@ interface Part {
 const boundaryOf = (baseBoundary: string, nodeId: number): string => `--_NmP-${baseBoundary}-Part_${nodeId}`;
 
 function textPart(contentType: string, content: string): Part | null {
-  const encoding = textTransferEncoding(content);
+  const simple = isSimpleText(content);
+  const encoding = textTransferEncoding(content, simple);
   // A UTF-16 unit is at most 3 UTF-8 bytes: most bodies need no count.
   if (encoding === 'quoted-printable' && content.length * 3 > QP_MAX_BYTES && Buffer.byteLength(content, 'utf8') > QP_MAX_BYTES) return null;
-  return { headers: [`Content-Type: ${contentType}`, `Content-Transfer-Encoding: ${encoding}`], body: encodeTextBody(content, encoding) };
+  return { headers: [`Content-Type: ${contentType}`, `Content-Transfer-Encoding: ${encoding}`], body: encodeTextBody(content, encoding, simple) };
 }
 
 function attachmentPart(a: MessageParts['attachments'][number]): Part | null {
@@ -101,22 +102,24 @@ function bodyPart(m: MessageParts, baseBoundary: string): Part | null {
 /**
  * The root's header block in buildHeaders' order: the custom headers (added first), then the
  * fields MailComposer sets, the part's transfer encoding, MIME-Version, and Content-Type last.
+ * The recipients, the message id and the date are new in every message; the other values
+ * repeat across the copies of a template, and are encoded once (repeatedHeaderField).
  */
 function rootHeaders(m: MessageParts, body: Part): string[] {
-  const fields: [string, HeaderValue | undefined][] = [
-    ...Object.entries(m.headers).map(([name, value]): [string, HeaderValue] => [headerKey(name), value]),
-    ['From', m.from],
-    ['To', m.to],
-    ['Cc', m.cc],
-    ['Reply-To', m.replyTo],
-    ['Subject', m.subject || undefined],
-    ['Message-ID', m.messageId],
-    ['Date', m.date],
+  const fields: [string, HeaderValue | undefined, boolean][] = [
+    ...Object.entries(m.headers).map(([name, value]): [string, HeaderValue, boolean] => [headerKey(name), value, true]),
+    ['From', m.from, true],
+    ['To', m.to, false],
+    ['Cc', m.cc, false],
+    ['Reply-To', m.replyTo, true],
+    ['Subject', m.subject || undefined, true],
+    ['Message-ID', m.messageId, false],
+    ['Date', m.date, false],
   ];
   const out: string[] = [];
-  for (const [key, value] of fields) {
+  for (const [key, value, repeats] of fields) {
     if (value === undefined) continue;
-    const field = headerField(key, value);
+    const field = repeats && !(value instanceof Date) ? repeatedHeaderField(key, value) : headerField(key, value);
     if (field !== null) out.push(field);
   }
   const [contentType, ...rest] = body.headers;
