@@ -3,16 +3,18 @@
  * validation and with the text part given), the narrow writer (src/mail/mime/, decision 0041)
  * against MailComposer + the one-pass walk it replaced, in alternated rounds in this process.
  * The messages are bench/build's: ~4 KB of HTML with tracked links and its derived text part,
- * distinct per recipient; `--attachment` adds a 20 KB PDF (multipart/mixed).
+ * distinct per recipient; `--attachment` adds a 20 KB PDF (multipart/mixed). `--copies` makes
+ * them a campaign's per-recipient copies: one subject and Reply-To for all, only the name,
+ * the tracked links and the unsubscribe URLs differ.
  *
- *   npx tsx bench/compose.ts [--messages 3000] [--rounds 3] [--attachment]
+ *   npx tsx bench/compose.ts [--messages 3000] [--rounds 3] [--attachment] [--copies]
  */
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { composeNarrow, composeWithLibrary, htmlToText, type ComposeInput } from '../src/mail/compose.js';
 
 const { values } = parseArgs({
-  options: { messages: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' }, attachment: { type: 'boolean', default: false } },
+  options: { messages: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' }, attachment: { type: 'boolean', default: false }, copies: { type: 'boolean', default: false } },
 });
 const total = Number(values.messages);
 const rounds = Number(values.rounds);
@@ -26,7 +28,8 @@ const pdf = Buffer.from(Array.from({ length: 20_000 }, (_, i) => (i * 131) % 256
 const input = (i: number): ComposeInput => ({
   from: { email: 'shop@bench.test', name: 'Shop' },
   to: `user${i}@example.net`,
-  subject: `Order A-${i} shipped`,
+  subject: values.copies ? 'Your autumn order news' : `Order A-${i} shipped`,
+  ...(values.copies ? { replyTo: { email: 'help@bench.test', name: 'Shop help' } } : {}),
   html: html(i),
   text: `${htmlToText(html(i))}\n\n--\nUnsubscribe: https://postline.bench/u/${i}\n`,
   headers: { 'X-Campaign': 'autumn' },
@@ -56,7 +59,7 @@ for (let r = 0; r < rounds; r++) {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const bytes = composeNarrow(inputs[0], base)!.length;
 process.stdout.write(
-  `composeMessage's MIME writing, ${total} distinct messages of ~${Math.round(bytes / 1024)} KB${values.attachment ? ' (with a 20 KB attachment)' : ''}, ${rounds} alternated rounds, node ${process.version}\n` +
+  `composeMessage's MIME writing, ${total} ${values.copies ? 'per-recipient copies' : 'distinct messages'} of ~${Math.round(bytes / 1024)} KB${values.attachment ? ' (with a 20 KB attachment)' : ''}, ${rounds} alternated rounds, node ${process.version}\n` +
     variants.map(([name], v) => `  ${name.padEnd(40)} CPU µs per message ${results[v].map((x) => x.toFixed(0)).join(' / ')} (median ${median(results[v]).toFixed(0)})\n`).join('') +
     `  machine load ${loadavg()[0].toFixed(1)}\n`,
 );

@@ -48,10 +48,10 @@ export function headerField(key: string, value: HeaderValue): string | null {
 }
 
 /**
- * headerField is a function of the key and the value only, and most of a message's header
- * values repeat from one copy of a template to the next (From, Reply-To, the Subject of a
- * campaign, custom headers, List-Unsubscribe-Post): those are encoded once. The key tells a
- * string from a prepared value from mailboxes; a key name holds no ':'.
+ * headerField is a function of the key and the value only, and some of a message's header
+ * values repeat from one copy of a template to the next (From, Reply-To, custom headers,
+ * List-Unsubscribe-Post): those are encoded once. The memo key tells a string from a prepared
+ * value from mailboxes; a header name holds no ':'.
  */
 const repeatedFields = new BoundedMap<string, string | null>(1000);
 
