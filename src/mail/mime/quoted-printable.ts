@@ -36,14 +36,21 @@ const endsWithEscape = (str: string, start: number, end: number): boolean =>
  * after a CRLF in it, kept whole when it ends with LF, cut after an LF near its end, or cut
  * after a space or punctuation near its end; otherwise never inside an escape nor between the
  * escapes of one UTF-8 character; then ended with a soft break `=` CRLF.
+ *
+ * `crFree`: `str` holds no CR (simple text), so the line break to cut after is the last LF of
+ * the line's end, found from an LF position kept with indexOf; and its caller makes every LF a
+ * CRLF, so soft breaks are written as `=` LF.
  */
-export function wrapQuotedPrintable(str: string, softBreak = '=\r\n'): string {
+export function wrapQuotedPrintable(str: string, crFree = false): string {
+  const softBreak = crFree ? '=\n' : '=\r\n';
   const len = str.length;
   if (len <= LINE_LENGTH) return str;
   let result = '';
   let pos = 0;
   // The next CRLF at or after pos (searched again only once pos passes it).
   let nextCrlf = -2;
+  // The next LF at or after pos, kept for CR-free text.
+  let nextLf = -2;
   while (pos < len) {
     const end = Math.min(pos + LINE_LENGTH, len);
     if (nextCrlf !== -1 && nextCrlf < pos) nextCrlf = str.indexOf('\r\n', pos);
@@ -59,8 +66,14 @@ export function wrapQuotedPrintable(str: string, softBreak = '=\r\n'): string {
     }
     const tailStart = Math.max(pos, end - MARGIN);
     // An LF near the end with no CR or LF after it.
-    let lastBreak = end - 1;
-    while (lastBreak >= tailStart && str.charCodeAt(lastBreak) !== LF && str.charCodeAt(lastBreak) !== CR) lastBreak--;
+    let lastBreak = -1;
+    if (crFree) {
+      if (nextLf !== -1 && nextLf < pos) nextLf = str.indexOf('\n', pos);
+      if (nextLf !== -1 && nextLf < end) lastBreak = str.lastIndexOf('\n', end - 1);
+    } else {
+      lastBreak = end - 1;
+      while (lastBreak >= tailStart && str.charCodeAt(lastBreak) !== LF && str.charCodeAt(lastBreak) !== CR) lastBreak--;
+    }
     if (lastBreak >= tailStart && str.charCodeAt(lastBreak) === LF) {
       result += str.slice(pos, lastBreak + 1);
       pos = lastBreak + 1;
@@ -181,15 +194,15 @@ export const isSimpleText = (text: string): boolean => !NOT_SIMPLE.test(text);
  * encoded), and wrapping goes on from the last unfinished line.
  *
  * `simple` (the caller found `isSimpleText(body)`): escaped without the regular expression, and
- * soft breaks written as `=` LF instead of `=` CRLF, for a caller that then makes every LF a CRLF.
+ * wrapped as CR-free text, soft breaks written as `=` LF for a caller that then makes every LF a
+ * CRLF.
  */
 export function encodeQuotedPrintable(body: string, simple = false): string {
   const escape = simple ? encodeSimpleQuotedPrintableText : encodeQuotedPrintableText;
-  const softBreak = simple ? '=\n' : '=\r\n';
   let end = body.length;
   while (end > 0 && (body.charCodeAt(end - 1) === 0x20 || body.charCodeAt(end - 1) === 0x09)) end--;
-  if (end === body.length) return wrapQuotedPrintable(escape(body), softBreak);
-  const first = end > 0 ? wrapQuotedPrintable(escape(body.slice(0, end)), softBreak) : '';
+  if (end === body.length) return wrapQuotedPrintable(escape(body), simple);
+  const first = end > 0 ? wrapQuotedPrintable(escape(body.slice(0, end)), simple) : '';
   const lastLf = first.lastIndexOf('\n');
-  return first.slice(0, lastLf + 1) + wrapQuotedPrintable(first.slice(lastLf + 1) + escape(body.slice(end)), softBreak);
+  return first.slice(0, lastLf + 1) + wrapQuotedPrintable(first.slice(lastLf + 1) + escape(body.slice(end)), simple);
 }
