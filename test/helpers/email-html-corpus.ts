@@ -19,25 +19,30 @@ const WORDS = [
   '{{ name }}', 'x'.repeat(77), 'y'.repeat(78), 'z'.repeat(79), 'I', 'a',
 ];
 const SPACES = [' ', ' ', ' ', '  ', '\n', '\r\n', '\t', ' \n  ', '&nbsp;', '\u00a0', '\u200b', ''];
+const HREFS = [
+  'https://shop.example/a?x=1&amp;y=2', 'https://shop.example/', 'mailto:help@shop.example', 'mailto:', '#top', '', 'https://u.example/{{ id }}', '/relative',
+  'https://shop.example/?a=1&copy=2&amp', ' https://spaced.example/ ', 'HTTPS://SHOP.EXAMPLE/', 'https://shop.example/a b',
+];
 const INLINE = ['b', 'strong', 'i', 'em', 'span', 'u', 'font', 'small', 'code', 'sup', 'B', 'Span'];
 
-export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
-  const random = seededRandom(seed);
+/** The pieces documents are made of, drawn from one seeded random sequence. */
+function pieces(random: () => number) {
   const int = (n: number) => Math.floor(random() * n);
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
   const chance = (p: number) => random() < p;
 
   const words = (max: number) => Array.from({ length: 1 + int(max) }, () => pick(WORDS) + pick(SPACES)).join('');
   const link = () => {
-    const href = pick(['https://shop.example/a?x=1&amp;y=2', 'https://shop.example/', 'mailto:help@shop.example', '#top', '', 'https://u.example/{{ id }}', '/relative']);
-    const text = pick([words(3), href.replace(/&amp;/g, '&'), 'https://shop.example/', '', `<img src="https://img.example/b.png" alt="Buy">`, `<b>${words(2)}</b>`]);
-    return `<a href="${href}"${chance(0.3) ? ' style="color:#123"' : ''}>${text}</a>`;
+    const href = pick(HREFS);
+    const text = pick([words(3), href.replace(/&amp;/g, '&'), 'https://shop.example/', '', `<img src="https://img.example/b.png" alt="Buy">`, `<b>${words(2)}</b>`, `${words(1)}<wbr>${words(1)}`]);
+    const attribute = pick([`href="${href}"`, `href="${href}"`, `HREF='${href}'`, `href=${href.replace(/ /g, '') || '""'}`, `href = "${href}" href="https://second.example/"`, 'name="x"', 'href']);
+    return `<a ${pick(['', 'title="a > b" '])}${attribute}${chance(0.3) ? ' style="color:#123"' : ''}>${text}</a>`;
   };
   const inline = (depth: number): string => {
     const r = random();
     if (r < 0.45) return words(12);
     if (r < 0.6) return link();
-    if (r < 0.7) return pick(['<br>', '<br/>', '<BR />', '<wbr>', '</br>']);
+    if (r < 0.7) return pick(['<br>', '<br/>', '<BR />', '<wbr>', '</br>', '<wbr>' + 'w'.repeat(int(90))]);
     if (r < 0.76) return pick(['<img src="https://img.example/p.png" alt="Logo">', '<img src="x.png">', '<img alt="only alt">']);
     if (r < 0.8) return pick(['<!-- note -->', '<!-- <p>hidden</p> -->']);
     if (r < 0.83) return pick(['a < b', '5 > 3', '<3']);
@@ -50,6 +55,32 @@ export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
     const content = Array.from({ length: int(6) }, () => inline(0)).join(pick(['', ' ', '\n']));
     return `<${tag}${attrs}>${content}</${tag}${pick(['', ' '])}>`;
   };
+  return { random, int, pick, chance, words, link, inline, leaf };
+}
+
+/**
+ * Leaf blocks alone (`<p>`, headings, inline `<div>`s) for the narrow leaf converter's
+ * differential test (decision 0045), with what it must decline mixed in: links in links, a
+ * close tag ending a link early, blocks and unknown elements inside, script and style.
+ */
+export function generateLeafBlocks(size: number, seed: number): string[] {
+  const { pick, chance, leaf, inline, words } = pieces(seededRandom(seed));
+  const odd = () =>
+    pick([
+      `<p><a href="https://a.example/">${words(2)}<a href="https://b.example/">${words(2)}</a></a></p>`,
+      `<h2><b><a href="https://a.example/">${words(2)}</b>${words(2)}</a></h2>`,
+      `<p><i><a href="https://a.example/">${words(2)}</i>${words(2)}</p>`,
+      `<div>${inline(0)}<script>document.write("<p>")</script>${inline(0)}<style>b{}</style></div>`,
+      `<p>${inline(0)}<ul><li>x</li></ul></p>`,
+      `<h1>straße ǆ ﬁ ${inline(0)}</h1>`,
+      `<p>${words(4)}</span>${words(2)}</p>`,
+      `<div>${inline(0)}<p>${words(2)}</p></div>`,
+    ]);
+  return Array.from({ length: size }, () => (chance(0.93) ? leaf() : odd()));
+}
+
+export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
+  const { random, int, pick, chance, words, link, inline, leaf } = pieces(seededRandom(seed));
   /** Layout: divs and tables of blocks, tables of inline cells, centring wrappers, nested. */
   const container = (depth: number): string => {
     const children = () => Array.from({ length: int(4) }, () => (depth < 2 && chance(0.3) ? container(depth + 1) : leaf())).join(pick(['', '\n', '\n    ']));

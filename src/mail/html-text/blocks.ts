@@ -39,7 +39,7 @@ const CONTAINERS = new Set(['div', 'table']);
  * Elements html-to-text formats inline (or, for a, br, img and wbr, within the line) and that
  * no open tag implicitly closes in htmlparser2.
  */
-const INLINE = new Set([
+export const INLINE = new Set([
   'a', 'abbr', 'b', 'bdi', 'bdo', 'big', 'br', 'cite', 'code', 'del', 'dfn', 'em', 'font', 'i', 'img', 'ins', 'kbd',
   'mark', 'q', 's', 'samp', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'time', 'tt', 'u', 'var', 'wbr',
 ]);
@@ -60,7 +60,7 @@ const WRAPPERS = new Map<string, ReadonlySet<string>>([
 ]);
 
 /** Elements whose content htmlparser2 reads as raw text and html-to-text skips. */
-const SKIPPED_RAW_TEXT = new Set(['script', 'style']);
+export const SKIPPED_RAW_TEXT = new Set(['script', 'style']);
 /** Raw-text elements before the body (whose content alone html-to-text reads), title among them. */
 const HEAD_RAW_TEXT = new Set(['script', 'style', 'title']);
 
@@ -70,7 +70,7 @@ const BODY_OPEN = /<body/gi;
 
 
 /** One piece of markup at a "<". */
-interface Token {
+export interface Token {
   kind: 'open' | 'close' | 'comment' | 'doctype';
   /** Lower-case tag name (open/close). */
   name: string;
@@ -78,13 +78,13 @@ interface Token {
   end: number;
 }
 
-class Uncovered extends Error {}
+export class Uncovered extends Error {}
 
 /**
  * The markup at `lt` (a "<"), or null when that "<" is text. Throws Uncovered for anything
  * outside the covered subset, including a document that ends inside it.
  */
-function tokenAt(html: string, lt: number): Token | null {
+export function tokenAt(html: string, lt: number): Token | null {
   const n = html.length;
   const c = html.charCodeAt(lt + 1);
   if (isAsciiAlpha(c)) {
@@ -121,7 +121,7 @@ function tokenAt(html: string, lt: number): Token | null {
 }
 
 /** Past an open tag's ">", its attributes read as the tokenizer does (a quoted value may hold ">"). */
-function pastOpenTag(html: string, from: number): number {
+export function pastOpenTag(html: string, from: number): number {
   const n = html.length;
   let p = from;
   for (;;) {
@@ -152,7 +152,7 @@ function pastOpenTag(html: string, from: number): number {
 }
 
 /** Past a raw-text element's content and its close tag `</name` (any case, then whitespace, "/" or ">"). */
-function pastRawText(html: string, from: number, name: string): number {
+export function pastRawText(html: string, from: number, name: string): number {
   const n = html.length;
   let at = from;
   for (;;) {

@@ -6,6 +6,7 @@
 import { BoundedMap } from '../../lib/bounded-map.js';
 import { blockwiseText, type Leaf } from './blocks.js';
 import { convertHtml } from './convert.js';
+import { leafText } from './leaf.js';
 
 /**
  * Block source → its text. A campaign's copies share all but their merge-field blocks, which
@@ -26,7 +27,7 @@ function textsOf(leaves: readonly Leaf[]): string[] {
   return leaves.map(({ source }) => {
     let text = leafTexts.get(source);
     if (text === undefined) {
-      text = convertHtml(source);
+      text = leafText(source) ?? convertHtml(source);
       if (source.length <= LEAF_CACHE_MAX_CHARS) leafTexts.set(source, text);
     }
     return text;

@@ -1,0 +1,255 @@
+/**
+ * The text of one leaf block (`<p>`, `<h1>`…`<h6>`, a `<div>` of inline content) written
+ * directly, without html-to-text: exactly what html-to-text (./convert.ts, our options) turns
+ * that block's source into on its own, for the blocks this reader covers; null for the rest,
+ * which ./index.ts gives to html-to-text.
+ *
+ * A block that differs per recipient (a greeting, an order line) was the one part of the text
+ * part still converted by html-to-text on every message: its parse into a DOM, the selector
+ * picker and its formatter machinery cost ~20-40 µs for a 150-character paragraph. Reading the
+ * source once, as htmlparser2's tokenizer does (./blocks.ts), and applying html-to-text's
+ * rules for what it meets is a few µs. The rules, for our options (78 columns, no long-word
+ * splitting, images skipped, a link's URL hidden when it equals its text):
+ *
+ * - Text is entity-decoded and cut into words at ` \t\r\n\f` and U+200B (a no-break space is
+ *   part of a word). A word that begins a text without whitespace before it, with no space
+ *   stashed by the previous text, is joined to the last word of the line; every other word
+ *   is a new one. A word goes on the line when it fits (its length, plus one for the space
+ *   unless it starts the line), else on a new line (alone if it is longer than the line).
+ * - `<br>` (and `</br>`) ends the line; `<wbr>` lets the next joined word move to a new line
+ *   instead when it does not fit; `<img>`, comments, `<script>` and `<style>` add nothing.
+ * - A heading upper-cases its words. A link with an href (`mailto:` removed, not a `#`
+ *   fragment) collects its words as written (before upper-casing) and is followed by
+ *   ` [href]`, or by the href alone when it has no words, or by nothing when its words joined
+ *   without spaces equal the href.
+ * - Other inline elements (./blocks.ts INLINE) add nothing of their own; a close tag ends
+ *   every element opened after the one it closes, as htmlparser2 does.
+ *
+ * Declined (null): a link inside a link, any element outside INLINE, a close tag that closes
+ * nothing opened in the block, markup ./blocks.ts does not cover, a block other than these.
+ * test/mail/html-text-leaf.test.ts proves it equal to html-to-text; decision 0045.
+ */
+import { decodeHTML, decodeHTMLAttribute } from 'entities';
+import { endsName, EQ, GT, isWhitespace, SLASH } from '../html-chars.js';
+import { INLINE, pastRawText, SKIPPED_RAW_TEXT, tokenAt, Uncovered } from './blocks.js';
+
+const LINE_LENGTH = 78;
+const LEAF_BLOCKS = new Set(['p', 'div', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+/** html-to-text's whitespace (its `whitespaceCharacters` default). */
+const WORD = /[^ \t\r\n\f\u200b]+/g;
+
+function isTextSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 0x200b;
+}
+
+/** A link being read: its href and the words of its text so far. */
+interface Link {
+  href: string;
+  text: string;
+  /** Its place in the open-element stack: it ends when the stack is cut below it. */
+  depth: number;
+}
+
+/** The words of one block, laid out in lines as html-to-text's inline builder does. */
+class LineBuilder {
+  /** Completed lines, each already joined. */
+  private readonly lines: string[] = [];
+  private words: string[] = [];
+  private room = LINE_LENGTH;
+  private stashedSpace = false;
+  breakOpportunity = false;
+  upperCase = false;
+  link: Link | null = null;
+
+  /** Text content: words split at whitespace, the first joined to the previous word unless whitespace separates them. */
+  addText(text: string, transform: boolean): void {
+    if (text.length === 0) return;
+    const spaceBefore = this.stashedSpace;
+    WORD.lastIndex = 0;
+    let m = WORD.exec(text);
+    const anyWord = m !== null;
+    if (m !== null) {
+      const first = transform ? this.transformed(m[0]) : m[0];
+      if (spaceBefore || isTextSpace(text.charCodeAt(0))) this.pushWord(first);
+      else this.concatWord(first);
+      while ((m = WORD.exec(text)) !== null) this.pushWord(transform ? this.transformed(m[0]) : m[0]);
+    }
+    this.stashedSpace = (spaceBefore && !anyWord) || isTextSpace(text.charCodeAt(text.length - 1));
+  }
+
+  private transformed(word: string): string {
+    if (this.link !== null) this.link.text += word;
+    return this.upperCase ? word.toUpperCase() : word;
+  }
+
+  /** (html-to-text also ends a line with no room left first; with nothing split and every word costing ≥ 1, that is this rule.) */
+  private pushWord(word: string): void {
+    const lineStart = this.words.length === 0;
+    const cost = word.length + (lineStart ? 0 : 1);
+    if (cost <= this.room) {
+      this.words.push(word);
+      this.room -= cost;
+    } else {
+      // Too long for what is left: on a line of its own start (never split).
+      if (!lineStart) this.newLine();
+      this.words.push(word);
+      this.room -= word.length;
+    }
+  }
+
+  private concatWord(word: string): void {
+    if (this.breakOpportunity && word.length > this.room) {
+      this.pushWord(word);
+      this.breakOpportunity = false;
+      return;
+    }
+    const last = this.words.pop();
+    if (last === undefined) {
+      this.pushWord(word);
+      return;
+    }
+    this.room += last.length + (this.words.length === 0 ? 0 : 1);
+    this.pushWord(last + word);
+  }
+
+  newLine(): void {
+    this.lines.push(this.words.join(' '));
+    this.words = [];
+    this.room = LINE_LENGTH;
+  }
+
+  /** The link's trailer when it ends: " [href]", the href alone, or nothing when it is its own text. */
+  endLink(): void {
+    const link = this.link!;
+    this.link = null;
+    if (link.href === link.text) return;
+    this.addText(link.text ? ` [${link.href}]` : link.href, false);
+  }
+
+  toString(): string {
+    if (this.lines.length === 0 && this.words.length === 0) return '';
+    this.lines.push(this.words.join(' '));
+    return this.lines.join('\n');
+  }
+}
+
+/** The first href of an `<a>` tag from past its name, read as htmlparser2 reads attributes (names lower-cased, values decoded, the first of a name kept). */
+function hrefOf(html: string, from: number): string | undefined {
+  const n = html.length;
+  let p = from;
+  for (;;) {
+    if (p >= n) throw new Uncovered();
+    let c = html.charCodeAt(p);
+    if (c === GT) return undefined;
+    if (c === SLASH || isWhitespace(c)) {
+      p++;
+      continue;
+    }
+    const nameStart = p++;
+    while (p < n && (c = html.charCodeAt(p)) !== EQ && !endsName(c)) p++;
+    const isHref = p - nameStart === 4 && html.slice(nameStart, p).toLowerCase() === 'href';
+    while (p < n && isWhitespace(html.charCodeAt(p))) p++;
+    if (p >= n) throw new Uncovered();
+    if (html.charCodeAt(p) !== EQ) {
+      if (isHref) return '';
+      continue;
+    }
+    p++;
+    while (p < n && isWhitespace(html.charCodeAt(p))) p++;
+    if (p >= n) throw new Uncovered();
+    c = html.charCodeAt(p);
+    let value: string;
+    if (c === 34 || c === 39) {
+      const close = html.indexOf(c === 34 ? '"' : "'", p + 1);
+      if (close < 0) throw new Uncovered();
+      value = html.slice(p + 1, close);
+      p = close + 1;
+    } else {
+      const start = p;
+      while (p < n && !isWhitespace((c = html.charCodeAt(p))) && c !== GT) p++;
+      value = html.slice(start, p);
+    }
+    if (isHref) return value.includes('&') ? decodeHTMLAttribute(value) : value;
+  }
+}
+
+/** The URL html-to-text shows for a link, or '' for none (no href, a bare `mailto:`, a fragment). */
+function shownHref(href: string | undefined): string {
+  if (!href) return '';
+  const shown = href.startsWith('mailto:') ? href.slice(7) : href;
+  return shown.charCodeAt(0) === 35 /* # */ ? '' : shown;
+}
+
+/** A leaf block's text as html-to-text converts its source alone, or null when not covered. */
+export function leafText(source: string): string | null {
+  try {
+    return readLeaf(source);
+  } catch (e) {
+    if (e instanceof Uncovered) return null;
+    throw e;
+  }
+}
+
+function readLeaf(html: string): string | null {
+  const first = tokenAt(html, 0);
+  if (first === null || first.kind !== 'open' || !LEAF_BLOCKS.has(first.name)) return null;
+  const block = first.name;
+  const builder = new LineBuilder();
+  builder.upperCase = block.charCodeAt(0) === 104 /* h */;
+  const open: string[] = [];
+  let textStart = first.end;
+  let at = first.end;
+  const flushText = (end: number) => {
+    if (end > textStart) {
+      const raw = html.slice(textStart, end);
+      builder.addText(raw.includes('&') ? decodeHTML(raw) : raw, true);
+    }
+  };
+  const closeTo = (depth: number) => {
+    open.length = depth;
+    if (builder.link !== null && builder.link.depth >= depth) builder.endLink();
+  };
+  for (;;) {
+    const lt = html.indexOf('<', at);
+    if (lt < 0) return null;
+    const token = tokenAt(html, lt);
+    if (token === null) {
+      at = lt + 1;
+      continue;
+    }
+    flushText(lt);
+    at = textStart = token.end;
+    if (token.kind === 'comment') continue;
+    if (token.kind === 'doctype') return null;
+    const name = token.name;
+    if (token.kind === 'close') {
+      const nearest = open.lastIndexOf(name);
+      if (nearest >= 0) closeTo(nearest);
+      else if (name === block) {
+        if (token.end !== html.length) return null;
+        closeTo(0);
+        return builder.toString();
+      } else if (name === 'br') builder.newLine();
+      else return null;
+      continue;
+    }
+    if (SKIPPED_RAW_TEXT.has(name)) {
+      at = textStart = pastRawText(html, token.end, name);
+    } else if (name === 'br') {
+      builder.newLine();
+    } else if (name === 'wbr') {
+      builder.breakOpportunity = true;
+    } else if (name === 'img') {
+      // Skipped (convert.ts): not even its alt.
+    } else if (name === 'a') {
+      if (open.includes('a')) return null;
+      const href = shownHref(hrefOf(html, lt + 2));
+      if (href) builder.link = { href, text: '', depth: open.length };
+      open.push(name);
+    } else if (INLINE.has(name)) {
+      open.push(name);
+    } else {
+      return null;
+    }
+  }
+}
