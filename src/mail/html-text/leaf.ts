@@ -36,8 +36,6 @@ import { INLINE, pastRawText, SKIPPED_RAW_TEXT, tokenAt, Uncovered } from './blo
 const LINE_LENGTH = 78;
 const LEAF_BLOCKS = new Set(['p', 'div', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 /** html-to-text's whitespace (its `whitespaceCharacters` default). */
-const WORD = /[^ \t\r\n\f\u200b]+/g;
-
 function isTextSpace(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 0x200b;
 }
@@ -63,18 +61,22 @@ class LineBuilder {
 
   /** Text content: words split at whitespace, the first joined to the previous word unless whitespace separates them. */
   addText(text: string, transform: boolean): void {
-    if (text.length === 0) return;
+    const n = text.length;
+    if (n === 0) return;
     const spaceBefore = this.stashedSpace;
-    WORD.lastIndex = 0;
-    let m = WORD.exec(text);
-    const anyWord = m !== null;
-    if (m !== null) {
-      const first = transform ? this.transformed(m[0]) : m[0];
-      if (spaceBefore || isTextSpace(text.charCodeAt(0))) this.pushWord(first);
-      else this.concatWord(first);
-      while ((m = WORD.exec(text)) !== null) this.pushWord(transform ? this.transformed(m[0]) : m[0]);
+    let noWord = true;
+    let i = 0;
+    for (;;) {
+      while (i < n && isTextSpace(text.charCodeAt(i))) i++;
+      if (i >= n) break;
+      const start = i;
+      while (i < n && !isTextSpace(text.charCodeAt(i))) i++;
+      const word = transform ? this.transformed(text.slice(start, i)) : text.slice(start, i);
+      if (noWord && !spaceBefore && start === 0) this.concatWord(word);
+      else this.pushWord(word);
+      noWord = false;
     }
-    this.stashedSpace = (spaceBefore && !anyWord) || isTextSpace(text.charCodeAt(text.length - 1));
+    this.stashedSpace = (spaceBefore && noWord) || isTextSpace(text.charCodeAt(n - 1));
   }
 
   private transformed(word: string): string {
@@ -199,16 +201,6 @@ function readLeaf(html: string): string | null {
   const open: string[] = [];
   let textStart = first.end;
   let at = first.end;
-  const flushText = (end: number) => {
-    if (end > textStart) {
-      const raw = html.slice(textStart, end);
-      builder.addText(raw.includes('&') ? decodeHTML(raw) : raw, true);
-    }
-  };
-  const closeTo = (depth: number) => {
-    open.length = depth;
-    if (builder.link !== null && builder.link.depth >= depth) builder.endLink();
-  };
   for (;;) {
     const lt = html.indexOf('<', at);
     if (lt < 0) return null;
@@ -217,17 +209,17 @@ function readLeaf(html: string): string | null {
       at = lt + 1;
       continue;
     }
-    flushText(lt);
+    if (lt > textStart) addSource(builder, html.slice(textStart, lt));
     at = textStart = token.end;
     if (token.kind === 'comment') continue;
     if (token.kind === 'doctype') return null;
     const name = token.name;
     if (token.kind === 'close') {
       const nearest = open.lastIndexOf(name);
-      if (nearest >= 0) closeTo(nearest);
+      if (nearest >= 0) closeTo(builder, open, nearest);
       else if (name === block) {
         if (token.end !== html.length) return null;
-        closeTo(0);
+        closeTo(builder, open, 0);
         return builder.toString();
       } else if (name === 'br') builder.newLine();
       else return null;
@@ -252,4 +244,15 @@ function readLeaf(html: string): string | null {
       return null;
     }
   }
+}
+
+/** Text as written between two tags: decoded as htmlparser2 decodes text. */
+function addSource(builder: LineBuilder, raw: string): void {
+  builder.addText(raw.includes('&') ? decodeHTML(raw) : raw, true);
+}
+
+/** Elements from `depth` on are closed; a link among them ends. */
+function closeTo(builder: LineBuilder, open: string[], depth: number): void {
+  open.length = depth;
+  if (builder.link !== null && builder.link.depth >= depth) builder.endLink();
 }

@@ -1,0 +1,64 @@
+/**
+ * A bounded cache keyed by long strings (whole documents, their blocks) that never hashes a
+ * key. A Map hashes every new string it is asked about, all of it: ~7 µs for a 4 KB document
+ * that arrives as a fresh string with each message, on every lookup that then misses because
+ * the content is the recipient's own (docs/decisions/0045-build-step-content.md). Here a key
+ * is found by its length, then compared with the few entries of that length, newest first:
+ * content that differs is told apart at its first differing character, equal content costs
+ * one comparison.
+ *
+ * At most `maxEntries`, the oldest set dropped first; a hit is not set again. Only the newest
+ * `SCAN` entries of one length are compared, so a lookup stays cheap when many copies share a
+ * length (a miss there costs only the work the cache would have saved).
+ */
+const SCAN = 8;
+
+interface Entry<V> {
+  key: string;
+  value: V;
+}
+
+export class ContentCache<V> {
+  private readonly byLength = new Map<number, Entry<V>[]>();
+  /** Entries in the order they were set, a ring: `next` is the oldest once it is full. */
+  private readonly ring: (Entry<V> | undefined)[];
+  private next = 0;
+
+  constructor(readonly maxEntries: number) {
+    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError(`maxEntries must be a whole number ≥ 1, not ${maxEntries}`);
+    this.ring = new Array<Entry<V> | undefined>(maxEntries);
+  }
+
+  get(key: string): V | undefined {
+    const entries = this.byLength.get(key.length);
+    if (entries === undefined) return undefined;
+    const last = Math.max(0, entries.length - SCAN);
+    for (let i = entries.length - 1; i >= last; i--) if (entries[i].key === key) return entries[i].value;
+    return undefined;
+  }
+
+  /** Adds the newest entry; called after get missed (an older entry of the key, past the scan, ages out). */
+  set(key: string, value: V): void {
+    const oldest = this.ring[this.next];
+    if (oldest !== undefined) this.remove(oldest);
+    const entry = { key, value };
+    this.ring[this.next] = entry;
+    this.next = (this.next + 1) % this.maxEntries;
+    const entries = this.byLength.get(key.length);
+    if (entries === undefined) this.byLength.set(key.length, [entry]);
+    else entries.push(entry);
+  }
+
+  get size(): number {
+    let size = 0;
+    for (const entries of this.byLength.values()) size += entries.length;
+    return size;
+  }
+
+  private remove(entry: Entry<V>): void {
+    const entries = this.byLength.get(entry.key.length)!;
+    // The oldest of its length is almost always first.
+    entries.splice(entries.indexOf(entry), 1);
+    if (entries.length === 0) this.byLength.delete(entry.key.length);
+  }
+}
