@@ -64,7 +64,7 @@ function pieces(random: () => number) {
  * close tag ending a link early, blocks and unknown elements inside, script and style.
  */
 export function generateLeafBlocks(size: number, seed: number): string[] {
-  const { pick, chance, leaf, inline, words } = pieces(seededRandom(seed));
+  const { random, int, pick, leaf, inline, words } = pieces(seededRandom(seed));
   const odd = () =>
     pick([
       `<p><a href="https://a.example/">${words(2)}<a href="https://b.example/">${words(2)}</a></a></p>`,
@@ -76,7 +76,28 @@ export function generateLeafBlocks(size: number, seed: number): string[] {
       `<p>${words(4)}</span>${words(2)}</p>`,
       `<div>${inline(0)}<p>${words(2)}</p></div>`,
     ]);
-  return Array.from({ length: size }, () => (chance(0.93) ? leaf() : odd()));
+  // Layout tables and centred divs of inline content: buttons, footers.
+  const cells = () =>
+    Array.from({ length: 1 + int(3) }, () => {
+      const cell = pick(['td', 'td', 'th', 'TD']);
+      return `<${cell}${pick(['', ' align="center"'])}>${Array.from({ length: int(3) }, () => inline(0)).join('')}${pick([`</${cell}>`, ''])}`;
+    }).join('');
+  const wrapped = () =>
+    pick([
+      () => {
+        const group = pick(['', 'tbody', 'thead']);
+        const rows = `<tr>${cells()}${pick(['</tr>', ''])}${pick(['', `<tr>${cells()}`])}`;
+        return `<table role="presentation"${pick(['', ' class="data"'])}>${group ? `<${group}>${rows}${pick(['', `</${group}>`])}` : rows}</table>`;
+      },
+      // A link ended by its cell's close tag, or holding the next cell (no cell closes an open link).
+      () => `<table><tr><td><a href="${pick(HREFS)}"><b>${words(2)}</td><td>${words(2)}</td></tr></table>`,
+      () => `<table><tr><td><a href="${pick(HREFS)}">${words(2)}<td>${words(2)}</a></td></tr></table>`,
+      () => `<div><center>${inline(0)}</center>${inline(0)}<td>${inline(0)}</div>`,
+    ])();
+  return Array.from({ length: size }, () => {
+    const r = random();
+    return r < 0.75 ? leaf() : r < 0.93 ? wrapped() : odd();
+  });
 }
 
 export function generateEmailHtmlCorpus(size: number, seed: number): string[] {

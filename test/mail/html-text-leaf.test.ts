@@ -53,6 +53,9 @@ test('leaf text covers the shapes of a per-recipient block', () => {
     '<div>Caf&eacute; &amp co &nbsp;&#x1F600; a&b<!-- c --><span>joined</span></div>',
     '<p><a HREF=\'https://a.example/?a=1&amp;b=2\' href="https://ignored.example/">first href</a></p>',
     '<p><b><a href="https://a.example/">ends with the b</b> after</p>',
+    '<table role="presentation" width="100%"><tr><td align="center"><a href="https://a.example/?u=1">Track your order</a></td><td>Cell</td></tr></table>',
+    '<table><tbody><tr><th>Head<td><b><a href="https://a.example/">ends with its cell</td><tr><td>next row</table>',
+    '<div><center>centred</center> <td>a cell in a div</div>',
     '<div>a stray </br>is a line break<script>var x = 1;</script> and <style>b { color: red }</style>script and style add nothing</div>',
   ]) {
     const text = leafText(source);
@@ -66,10 +69,11 @@ test('leaf text declines what it does not cover', () => {
     '<p><a href="https://a.example/">outer <a href="https://b.example/">inner</a></a></p>',
     '<p>a <ul><li>list</li></ul></p>',
     '<p>stray</span> close</p>',
-    '<table><tr><td>cells</td></tr></table>',
     '<p>not closed',
     '<p>text</p> after',
     '<blockquote>q</blockquote>',
+    '<p><td>wrappers only in a div or a table</td></p>',
+    '<table><tr><td>stray</th></td></tr></table>',
   ]) {
     assert.equal(leafText(source), null, source);
   }

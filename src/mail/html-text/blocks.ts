@@ -49,7 +49,7 @@ const VOID = new Set(['br', 'img', 'wbr']);
  * Layout elements html-to-text walks through as if they were not there (formatted inline),
  * with the open elements each one implicitly closes in htmlparser2.
  */
-const WRAPPERS = new Map<string, ReadonlySet<string>>([
+export const WRAPPERS = new Map<string, ReadonlySet<string>>([
   ['center', new Set()],
   ['tbody', new Set(['thead', 'tbody'])],
   ['tfoot', new Set(['thead', 'tbody'])],

@@ -1,5 +1,6 @@
 /**
- * The text of one leaf block (`<p>`, `<h1>`…`<h6>`, a `<div>` of inline content) written
+ * The text of one leaf block (`<p>`, `<h1>`…`<h6>`, a `<div>` or layout `<table>` of inline
+ * content) written
  * directly, without html-to-text: exactly what html-to-text (./convert.ts, our options) turns
  * that block's source into on its own, for the blocks this reader covers; null for the rest,
  * which ./index.ts gives to html-to-text.
@@ -22,8 +23,9 @@
  *   fragment) collects its words as written (before upper-casing) and is followed by
  *   ` [href]`, or by the href alone when it has no words, or by nothing when its words joined
  *   without spaces equal the href.
- * - Other inline elements (./blocks.ts INLINE) add nothing of their own; a close tag ends
- *   every element opened after the one it closes, as htmlparser2 does.
+ * - Other inline elements (./blocks.ts INLINE), and in a div or table the layout wrappers
+ *   (tr, td, tbody…, center), add nothing of their own; a close tag ends every element opened
+ *   after the one it closes, and a wrapper the ones it implies closed, as htmlparser2 does.
  *
  * Declined (null): a link inside a link, any element outside INLINE, a close tag that closes
  * nothing opened in the block, markup ./blocks.ts does not cover, a block other than these.
@@ -31,10 +33,12 @@
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import { endsName, EQ, GT, isWhitespace, SLASH } from '../html-chars.js';
-import { INLINE, pastRawText, SKIPPED_RAW_TEXT, tokenAt, Uncovered } from './blocks.js';
+import { INLINE, pastRawText, SKIPPED_RAW_TEXT, tokenAt, Uncovered, WRAPPERS } from './blocks.js';
 
 const LINE_LENGTH = 78;
-const LEAF_BLOCKS = new Set(['p', 'div', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+const LEAF_BLOCKS = new Set(['p', 'div', 'table', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+/** Leaf blocks that may hold table wrappers (./blocks.ts reads those only in a div or a table). */
+const WRAPPING_BLOCKS = new Set(['div', 'table']);
 /** html-to-text's whitespace (its `whitespaceCharacters` default). */
 function isTextSpace(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 0x200b;
@@ -196,6 +200,7 @@ function readLeaf(html: string): string | null {
   const first = tokenAt(html, 0);
   if (first === null || first.kind !== 'open' || !LEAF_BLOCKS.has(first.name)) return null;
   const block = first.name;
+  const wrapping = WRAPPING_BLOCKS.has(block);
   const builder = new LineBuilder();
   builder.upperCase = block.charCodeAt(0) === 104 /* h */;
   const open: string[] = [];
@@ -239,6 +244,13 @@ function readLeaf(html: string): string | null {
       if (href) builder.link = { href, text: '', depth: open.length };
       open.push(name);
     } else if (INLINE.has(name)) {
+      open.push(name);
+    } else if (wrapping && WRAPPERS.has(name)) {
+      // Written through as if absent, but it closes what htmlparser2 says it implies (a cell the previous one).
+      const closes = WRAPPERS.get(name)!;
+      let depth = open.length;
+      while (depth > 0 && closes.has(open[depth - 1])) depth--;
+      closeTo(builder, open, depth);
       open.push(name);
     } else {
       return null;
