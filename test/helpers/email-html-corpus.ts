@@ -102,9 +102,18 @@ export function generateLeafBlocks(size: number, seed: number): string[] {
 
 export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
   const { random, int, pick, chance, words, link, inline, leaf } = pieces(seededRandom(seed));
+  /** Lists of inline items, closed or not, numbered from elsewhere, empty, with text loose in them. */
+  const list = () => {
+    const [open, close] = pick([['ul', 'ul'], ['UL', 'ul'], ['ol', 'ol'], ['ol start="7"', 'ol'], ['ol type="a"', 'ol'], ['ol type="I" start="3"', 'OL']]);
+    const items = Array.from({ length: int(5) }, () =>
+      chance(0.9) ? `<li${pick(['', ' style="margin:0"'])}>${Array.from({ length: int(3) }, () => inline(0)).join('')}${pick(['</li>', '</li>', ''])}` : pick([words(2), '<b>loose</b>', '<!-- c -->']),
+    );
+    return `<${open}>${items.join(pick(['', '\n  ']))}</${close}>`;
+  };
   /** Layout: divs and tables of blocks, tables of inline cells, centring wrappers, nested. */
   const container = (depth: number): string => {
-    const children = () => Array.from({ length: int(4) }, () => (depth < 2 && chance(0.3) ? container(depth + 1) : leaf())).join(pick(['', '\n', '\n    ']));
+    const children = () =>
+      Array.from({ length: int(4) }, () => (depth < 2 && chance(0.3) ? container(depth + 1) : chance(0.1) ? list() : leaf())).join(pick(['', '\n', '\n    ']));
     const cells = () => Array.from({ length: 1 + int(3) }, () => `<td${pick(['', ' align="center"', ' style="padding:0"'])}>${children()}${pick(['</td>', '</TD>', ''])}`).join('');
     return pick([
       () => `<div${pick(['', ' class="wrap"'])}>${children()}</div>`,
@@ -118,7 +127,9 @@ export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
     pick([
       '<table><tr><td>text beside <p>a paragraph</p></td></tr></table>',
       '<div>text beside <p>a paragraph</p></div>',
-      '<ul><li>one</li><li>two</li></ul>',
+      '<ul><li>one<ul><li>nested</li></ul></li></ul>',
+      '<ol><li><p>a paragraph in an item</p></li></ol>',
+      '<ul><li>x</li></ul></li>',
       '<table><tr><td><div>unclosed div</td></tr></table>',
       '<table><tr><td><div><td><p>a</p><td><p>b</p></td></td><p>c</p></div></td></tr></table>',
       '<div><span><p>block in inline</p></span></div>',
@@ -145,7 +156,8 @@ export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
   const bodyItem = () => {
     const r = random();
     if (r < 0.55) return leaf();
-    if (r < 0.75) return container(0);
+    if (r < 0.7) return container(0);
+    if (r < 0.75) return list();
     if (r < 0.82) return pick(['<!-- spacer -->', '<script>var a = "<p>x</p>";</script>', '<style>p { color: red }</style>']);
     if (r < 0.97) return pick(SPACES.filter((s) => !s.includes('&') && !s.includes('\u00a0') && !s.includes('\u200b')));
     return uncovered();

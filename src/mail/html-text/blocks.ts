@@ -1,8 +1,9 @@
 /**
- * The text of a document whose body is a flat run of leaf blocks (`<p>`, `<h1>`…`<h6>`, or a
- * `<div>` of inline content), put together from the text of each block on its own.
+ * The text of a document whose body is a tree of blocks — leaves (`<p>`, `<h1>`…`<h6>`, a
+ * `<div>` or layout `<table>` of inline content, a `<ul>`/`<ol>` of inline items) inside
+ * containers (`<div>`, `<table>` of blocks) — put together from the text of each leaf on its own.
  *
- * html-to-text turns each such block into text independently of its neighbours (a block
+ * html-to-text turns each such leaf into text independently of its neighbours (a block
  * starts a fresh line builder, 78 columns wide, and holds no other block) and joins the
  * blocks' texts with max(previous block's trailing, this block's leading) line breaks, an
  * empty text adding none. So a document's copies that differ in a few blocks (a campaign's
@@ -11,12 +12,13 @@
  *
  * Covered, read with htmlparser2's tokenizer rules: anything before one `<body>`; in the body,
  * whitespace, plain `<!-- -->` comments, `<script>`/`<style>` (which html-to-text skips), and
- * leaf blocks holding text and inline elements only (INLINE), each closed explicitly; then
- * `</body>`. Anything else returns null and the whole document goes to html-to-text: nested
- * blocks, tables, lists, text or `<br>` directly in the body, stray close tags (a stray `</p>`
- * makes an empty paragraph), other markup declarations, foreign content, raw-text elements
- * other than script and style, a document without `<body>` or with two.
- * test/mail/html-text-differential.test.ts proves it equal to html-to-text; decision 0042.
+ * those blocks, each closed explicitly, leaves holding text and inline elements only (INLINE;
+ * in a list, its items), containers holding blocks only; then `</body>`. Anything else returns
+ * null and the whole document goes to html-to-text: text or `<br>` beside blocks, nested
+ * lists or blocks in an item, stray close tags (a stray `</p>` makes an empty paragraph),
+ * other markup declarations, foreign content, raw-text elements other than script and style,
+ * a document without `<body>` or with two.
+ * test/mail/html-text-differential.test.ts proves it equal to html-to-text; decisions 0042, 0045.
  */
 import { BANG, DQUOTE, endsName, EQ, GT, isAsciiAlpha, isWhitespace, SLASH, SQUOTE } from '../html-chars.js';
 
@@ -31,9 +33,17 @@ const BLOCK_BREAKS = new Map<string, readonly [leading: number, trailing: number
   ['h6', [2, 2]],
   ['div', [1, 1]],
   ['table', [2, 2]],
+  // A list's own leading 2 is replaced by its first item's 1 when html-to-text adds the item.
+  ['ul', [1, 2]],
+  ['ol', [1, 2]],
 ]);
 /** Blocks that may hold other blocks (else only inline content, like p and the headings). */
 const CONTAINERS = new Set(['div', 'table']);
+/**
+ * Lists of inline items: leaves converted whole (html-to-text numbers and indents the items);
+ * one at the top of a container has the same text there as alone (78 columns, not nested).
+ */
+const LISTS = new Set(['ul', 'ol']);
 
 /**
  * Elements html-to-text formats inline (or, for a, br, img and wbr, within the line) and that
@@ -205,6 +215,8 @@ export interface Leaf {
   source: string;
   leading: number;
   trailing: number;
+  /** A list with no items adds nothing, not even line breaks. */
+  list: boolean;
 }
 
 /** A block of blocks; its text is its children's, put together. */
@@ -226,6 +238,7 @@ type Block = Leaf | Container;
  */
 function readContent(html: string, from: number, name: string, children: Block[], leaves: Leaf[]): { end: number; inline: boolean; blocks: boolean } {
   const container = name === 'body' || CONTAINERS.has(name);
+  const list = LISTS.has(name);
   const open: string[] = [];
   let inline = false;
   let blocks = false;
@@ -258,6 +271,10 @@ function readContent(html: string, from: number, name: string, children: Block[]
     } else if (INLINE.has(tag)) {
       inline = true;
       if (!VOID.has(tag)) open.push(tag);
+    } else if (list && tag === 'li') {
+      // An item closes the item before it when that is the open element, as in htmlparser2.
+      while (open.length > 0 && open[open.length - 1] === 'li') open.pop();
+      open.push(tag);
     } else if (container && WRAPPERS.has(tag)) {
       const closes = WRAPPERS.get(tag)!;
       while (open.length > 0 && closes.has(open[open.length - 1])) open.pop();
@@ -279,7 +296,7 @@ function readBlock(html: string, start: number, contentStart: number, name: stri
   if (inline && blocks) throw new Uncovered();
   if (blocks) siblings.push({ children, leading, trailing });
   else {
-    const leaf = { source: html.slice(start, end), leading, trailing };
+    const leaf = { source: html.slice(start, end), leading, trailing, list: LISTS.has(name) };
     siblings.push(leaf);
     leaves.push(leaf);
   }
@@ -306,7 +323,10 @@ class Holder {
 
 function putTogether(blocks: Block[], holder: Holder, texts: Map<Leaf, string>): void {
   for (const block of blocks) {
-    if ('source' in block) holder.add(texts.get(block)!, block.leading, block.trailing);
+    if ('source' in block) {
+      const text = texts.get(block)!;
+      if (text || !block.list) holder.add(text, block.leading, block.trailing);
+    }
     else {
       const inner = new Holder(block.leading);
       putTogether(block.children, inner, texts);
