@@ -7,15 +7,18 @@
  * content that differs is told apart at its first differing character, equal content costs
  * one comparison.
  *
- * At most `maxEntries`, the oldest set dropped first; a hit is not set again. Only the newest
- * `SCAN` entries of one length are compared, so a lookup stays cheap when many copies share a
- * length (a miss there costs only the work the cache would have saved).
+ * At most `maxEntries`, the oldest set dropped first; a hit is not set again. At most `SCAN`
+ * entries of one length are kept, the oldest of that length dropped for a new one, so a lookup
+ * compares at most SCAN keys however many copies share a length (per-recipient blocks of one
+ * template often do; they are seldom asked for again).
  */
 const SCAN = 8;
 
 interface Entry<V> {
   key: string;
   value: V;
+  /** Its place in the ring. */
+  slot: number;
 }
 
 export class ContentCache<V> {
@@ -23,6 +26,7 @@ export class ContentCache<V> {
   /** Entries in the order they were set, a ring: `next` is the oldest once it is full. */
   private readonly ring: (Entry<V> | undefined)[];
   private next = 0;
+  private count = 0;
 
   constructor(readonly maxEntries: number) {
     if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError(`maxEntries must be a whole number ≥ 1, not ${maxEntries}`);
@@ -32,33 +36,37 @@ export class ContentCache<V> {
   get(key: string): V | undefined {
     const entries = this.byLength.get(key.length);
     if (entries === undefined) return undefined;
-    const last = Math.max(0, entries.length - SCAN);
-    for (let i = entries.length - 1; i >= last; i--) if (entries[i].key === key) return entries[i].value;
+    for (let i = entries.length - 1; i >= 0; i--) if (entries[i].key === key) return entries[i].value;
     return undefined;
   }
 
-  /** Adds the newest entry; called after get missed (an older entry of the key, past the scan, ages out). */
+  /** Adds the newest entry; called after get missed. */
   set(key: string, value: V): void {
     const oldest = this.ring[this.next];
     if (oldest !== undefined) this.remove(oldest);
-    const entry = { key, value };
+    const entry = { key, value, slot: this.next };
     this.ring[this.next] = entry;
     this.next = (this.next + 1) % this.maxEntries;
+    this.count++;
     const entries = this.byLength.get(key.length);
     if (entries === undefined) this.byLength.set(key.length, [entry]);
-    else entries.push(entry);
+    else {
+      if (entries.length >= SCAN) this.remove(entries[0]);
+      entries.push(entry);
+    }
   }
 
   get size(): number {
-    let size = 0;
-    for (const entries of this.byLength.values()) size += entries.length;
-    return size;
+    return this.count;
   }
 
   private remove(entry: Entry<V>): void {
+    this.ring[entry.slot] = undefined;
+    this.count--;
     const entries = this.byLength.get(entry.key.length)!;
     // The oldest of its length is almost always first.
-    entries.splice(entries.indexOf(entry), 1);
+    if (entries[0] === entry) entries.shift();
+    else entries.splice(entries.indexOf(entry), 1);
     if (entries.length === 0) this.byLength.delete(entry.key.length);
   }
 }

@@ -31,14 +31,24 @@ test('ContentCache: holds at most maxEntries, dropping the oldest set first', ()
   assert.equal(cache.size, 3);
 });
 
-test('ContentCache: compares only the newest 8 entries of one length', () => {
+test('ContentCache: keeps the newest 8 entries of one length', () => {
   const cache = new ContentCache<number>(100);
   for (let i = 0; i < 9; i++) cache.set(`copy ${i}`, i);
-  assert.equal(cache.get('copy 0'), undefined, 'past the scan: a miss, recomputed by the caller');
+  assert.equal(cache.get('copy 0'), undefined, 'dropped for a ninth of its length: recomputed by the caller');
   assert.equal(cache.get('copy 1'), 1);
   assert.equal(cache.get('copy 8'), 8);
-  cache.set('copy 0', 10);
-  assert.equal(cache.get('copy 0'), 10);
+  assert.equal(cache.size, 8);
+  cache.set('other length', 10);
+  assert.equal(cache.size, 9);
+  cache.set('copy 0', 0);
+  assert.equal(cache.get('copy 0'), 0);
+  assert.equal(cache.get('copy 1'), undefined);
+  assert.equal(cache.size, 9);
+  // The ring still bounds the whole: 100 entries of distinct lengths, the oldest dropped.
+  for (let i = 0; i < 100; i++) cache.set('x'.repeat(20 + i), i);
+  assert.equal(cache.size, 100);
+  assert.equal(cache.get('other length'), undefined);
+  assert.equal(cache.get('x'.repeat(119)), 99);
 });
 
 test('ContentCache: maxEntries is a whole number ≥ 1', () => {

@@ -217,6 +217,8 @@ export interface Leaf {
   trailing: number;
   /** A list with no items adds nothing, not even line breaks. */
   list: boolean;
+  /** Its place among the document's leaves (and their texts). */
+  index: number;
 }
 
 /** A block of blocks; its text is its children's, put together. */
@@ -296,7 +298,7 @@ function readBlock(html: string, start: number, contentStart: number, name: stri
   if (inline && blocks) throw new Uncovered();
   if (blocks) siblings.push({ children, leading, trailing });
   else {
-    const leaf = { source: html.slice(start, end), leading, trailing, list: LISTS.has(name) };
+    const leaf = { source: html.slice(start, end), leading, trailing, list: LISTS.has(name), index: leaves.length };
     siblings.push(leaf);
     leaves.push(leaf);
   }
@@ -321,10 +323,10 @@ class Holder {
   }
 }
 
-function putTogether(blocks: Block[], holder: Holder, texts: Map<Leaf, string>): void {
+function putTogether(blocks: Block[], holder: Holder, texts: readonly string[]): void {
   for (const block of blocks) {
     if ('source' in block) {
-      const text = texts.get(block)!;
+      const text = texts[block.index];
       if (text || !block.list) holder.add(text, block.leading, block.trailing);
     }
     else {
@@ -354,8 +356,7 @@ export function blockwiseText(html: string, convertLeaves: (leaves: readonly Lea
     throw e;
   }
   const converted = convertLeaves(leaves);
-  const texts = new Map(leaves.map((leaf, i) => [leaf, converted[i]]));
   const root = new Holder(0);
-  putTogether(body, root, texts);
+  putTogether(body, root, converted);
   return root.text;
 }
