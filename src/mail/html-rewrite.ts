@@ -89,8 +89,11 @@ function applySplices(html: string, splices: Splice[]): string {
   return out + html.slice(at);
 }
 
+/** Tracking URLs have nothing to escape: tested first, they are returned as they are. */
 function escapeAttribute(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+  return ESCAPED.test(value) ? value.replace(/[&<>"']/g, (c) => ESCAPES[c]) : value;
 }
+
+const ESCAPED = /[&<>"']/;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
