@@ -55,7 +55,20 @@ function pieces(random: () => number) {
     const content = Array.from({ length: int(6) }, () => inline(0)).join(pick(['', ' ', '\n']));
     return `<${tag}${attrs}>${content}</${tag}${pick(['', ' '])}>`;
   };
-  return { random, int, pick, chance, words, link, inline, leaf };
+  /** Lists of inline items, closed or not, numbered from elsewhere, empty, with text loose in them. */
+  const list = () => {
+    const [open, close] = pick([
+      ['ul', 'ul'], ['UL', 'ul'], ['ul type="square"', 'ul'], ['ol', 'ol'], ['ol start="7"', 'ol'], ['ol start="98"', 'ol'], ['ol start=-2', 'ol'],
+      ['ol start="x"', 'ol'], ['ol type="1"', 'ol'], ['ol type="a"', 'ol'], ['ol type="I" start="3"', 'OL'],
+    ]);
+    const items = Array.from({ length: int(5) }, () =>
+      chance(0.9)
+        ? `<li${pick(['', ' style="margin:0"'])}>${Array.from({ length: int(3) }, () => inline(0)).join('')}${pick(['</li>', '</li>', ''])}`
+        : pick([words(2), '<b>loose</b>', '<!-- c -->', '&nbsp;', '<b><li>an item in an inline element</b>']),
+    );
+    return `<${open}>${items.join(pick(['', '\n  ']))}</${close}>`;
+  };
+  return { random, int, pick, chance, words, link, inline, leaf, list };
 }
 
 /**
@@ -64,7 +77,7 @@ function pieces(random: () => number) {
  * close tag ending a link early, blocks and unknown elements inside, script and style.
  */
 export function generateLeafBlocks(size: number, seed: number): string[] {
-  const { random, int, pick, leaf, inline, words } = pieces(seededRandom(seed));
+  const { random, int, pick, leaf, inline, words, list } = pieces(seededRandom(seed));
   const odd = () =>
     pick([
       `<p><a href="https://a.example/">${words(2)}<a href="https://b.example/">${words(2)}</a></a></p>`,
@@ -96,20 +109,12 @@ export function generateLeafBlocks(size: number, seed: number): string[] {
     ])();
   return Array.from({ length: size }, () => {
     const r = random();
-    return r < 0.75 ? leaf() : r < 0.93 ? wrapped() : odd();
+    return r < 0.65 ? leaf() : r < 0.8 ? wrapped() : r < 0.93 ? list() : odd();
   });
 }
 
 export function generateEmailHtmlCorpus(size: number, seed: number): string[] {
-  const { random, int, pick, chance, words, link, inline, leaf } = pieces(seededRandom(seed));
-  /** Lists of inline items, closed or not, numbered from elsewhere, empty, with text loose in them. */
-  const list = () => {
-    const [open, close] = pick([['ul', 'ul'], ['UL', 'ul'], ['ol', 'ol'], ['ol start="7"', 'ol'], ['ol type="a"', 'ol'], ['ol type="I" start="3"', 'OL']]);
-    const items = Array.from({ length: int(5) }, () =>
-      chance(0.9) ? `<li${pick(['', ' style="margin:0"'])}>${Array.from({ length: int(3) }, () => inline(0)).join('')}${pick(['</li>', '</li>', ''])}` : pick([words(2), '<b>loose</b>', '<!-- c -->']),
-    );
-    return `<${open}>${items.join(pick(['', '\n  ']))}</${close}>`;
-  };
+  const { random, int, pick, chance, words, link, inline, leaf, list } = pieces(seededRandom(seed));
   /** Layout: divs and tables of blocks, tables of inline cells, centring wrappers, nested. */
   const container = (depth: number): string => {
     const children = () =>

@@ -56,6 +56,11 @@ test('leaf text covers the shapes of a per-recipient block', () => {
     '<table role="presentation" width="100%"><tr><td align="center"><a href="https://a.example/?u=1">Track your order</a></td><td>Cell</td></tr></table>',
     '<table><tbody><tr><th>Head<td><b><a href="https://a.example/">ends with its cell</td><tr><td>next row</table>',
     '<div><center>centred</center> <td>a cell in a div</div>',
+    `<ul>\n  <li>Two <b>mugs</b></li>\n  <li>${'A long item that wraps '.repeat(5)}<li><a href="https://a.example/o/1">Your order</a></ul>`,
+    `<ol start="9"><li>nine</li><li>ten, ${'wrapped after the wider prefix '.repeat(3)}</li></ol>`,
+    '<ol type="1" start="-1"><li>a<li>b<li>c</ol>',
+    '<ul><li></li></ul>',
+    '<ul> </ul>',
     '<div>a stray </br>is a line break<script>var x = 1;</script> and <style>b { color: red }</style>script and style add nothing</div>',
   ]) {
     const text = leafText(source);
@@ -73,6 +78,11 @@ test('leaf text declines what it does not cover', () => {
     '<p>text</p> after',
     '<blockquote>q</blockquote>',
     '<p><td>wrappers only in a div or a table</td></p>',
+    '<ul><li><b>x<li>an item inside an inline element</b></li></ul>',
+    '<ul><li><b>x<li>an item inside an inline element, never closed</li></ul>',
+    '<ul>loose text<li>x</li></ul>',
+    '<ul><!-- a comment is an item --><li>x</li></ul>',
+    '<ol type="a"><li>lettered</li></ol>',
     '<table><tr><td>stray</th></td></tr></table>',
   ]) {
     assert.equal(leafText(source), null, source);

@@ -1,6 +1,6 @@
 /**
  * The text of one leaf block (`<p>`, `<h1>`…`<h6>`, a `<div>` or layout `<table>` of inline
- * content) written
+ * content, a `<ul>` or decimal `<ol>` of inline items) written
  * directly, without html-to-text: exactly what html-to-text (./convert.ts, our options) turns
  * that block's source into on its own, for the blocks this reader covers; null for the rest,
  * which ./index.ts gives to html-to-text.
@@ -27,16 +27,23 @@
  *   (tr, td, tbody…, center), add nothing of their own; a close tag ends every element opened
  *   after the one it closes, and a wrapper the ones it implies closed, as htmlparser2 does.
  *
- * Declined (null): a link inside a link, any element outside INLINE, a close tag that closes
+ * - A list's items are laid out 78 columns less its longest prefix wide (` * `; ` N. ` counted
+ *   from `start`), each prefixed, its further lines indented by that width, one line break
+ *   between items.
+ *
+ * Declined (null): a link inside a link, text or a comment beside a list's items, an item
+ * opened inside an inline element, lettered and roman lists, any element outside INLINE, a close tag that closes
  * nothing opened in the block, markup ./blocks.ts does not cover, a block other than these.
  * test/mail/html-text-leaf.test.ts proves it equal to html-to-text; decision 0045.
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import { endsName, EQ, GT, isWhitespace, SLASH } from '../html-chars.js';
-import { INLINE, pastRawText, SKIPPED_RAW_TEXT, tokenAt, Uncovered, WRAPPERS } from './blocks.js';
+import { INLINE, pastRawText, SKIPPED_RAW_TEXT, tokenAt, Uncovered, WRAPPERS, type Token } from './blocks.js';
 
 const LINE_LENGTH = 78;
 const LEAF_BLOCKS = new Set(['p', 'div', 'table', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+const LISTS = new Set(['ul', 'ol']);
+const UL_PREFIX = ' * ';
 /** Leaf blocks that may hold table wrappers (./blocks.ts reads those only in a div or a table). */
 const WRAPPING_BLOCKS = new Set(['div', 'table']);
 /** html-to-text's whitespace (its `whitespaceCharacters` default). */
@@ -57,11 +64,15 @@ class LineBuilder {
   /** Completed lines, each already joined. */
   private readonly lines: string[] = [];
   private words: string[] = [];
-  private room = LINE_LENGTH;
+  private room: number;
   private stashedSpace = false;
   breakOpportunity = false;
   upperCase = false;
   link: Link | null = null;
+
+  constructor(private readonly width = LINE_LENGTH) {
+    this.room = width;
+  }
 
   /** Text content: words split at whitespace, the first joined to the previous word unless whitespace separates them. */
   addText(text: string, transform: boolean): void {
@@ -121,7 +132,7 @@ class LineBuilder {
   newLine(): void {
     this.lines.push(this.words.join(' '));
     this.words = [];
-    this.room = LINE_LENGTH;
+    this.room = this.width;
   }
 
   /** The link's trailer when it ends: " [href]", the href alone, or nothing when it is its own text. */
@@ -139,8 +150,8 @@ class LineBuilder {
   }
 }
 
-/** The first href of an `<a>` tag from past its name, read as htmlparser2 reads attributes (names lower-cased, values decoded, the first of a name kept). */
-function hrefOf(html: string, from: number): string | undefined {
+/** The first attribute `name` of a tag from past its name, read as htmlparser2 reads attributes (names lower-cased, values decoded, the first of a name kept). */
+function attributeOf(html: string, from: number, name: string): string | undefined {
   const n = html.length;
   let p = from;
   for (;;) {
@@ -153,7 +164,7 @@ function hrefOf(html: string, from: number): string | undefined {
     }
     const nameStart = p++;
     while (p < n && (c = html.charCodeAt(p)) !== EQ && !endsName(c)) p++;
-    const isHref = p - nameStart === 4 && html.slice(nameStart, p).toLowerCase() === 'href';
+    const isHref = p - nameStart === name.length && html.slice(nameStart, p).toLowerCase() === name;
     while (p < n && isWhitespace(html.charCodeAt(p))) p++;
     if (p >= n) throw new Uncovered();
     if (html.charCodeAt(p) !== EQ) {
@@ -198,14 +209,23 @@ export function leafText(source: string): string | null {
 
 function readLeaf(html: string): string | null {
   const first = tokenAt(html, 0);
-  if (first === null || first.kind !== 'open' || !LEAF_BLOCKS.has(first.name)) return null;
-  const block = first.name;
-  const wrapping = WRAPPING_BLOCKS.has(block);
+  if (first === null || first.kind !== 'open') return null;
+  if (LISTS.has(first.name)) return readList(html, first);
+  if (!LEAF_BLOCKS.has(first.name)) return null;
   const builder = new LineBuilder();
-  builder.upperCase = block.charCodeAt(0) === 104 /* h */;
+  builder.upperCase = first.name.charCodeAt(0) === 104 /* h */;
+  const end = readInline(html, first.end, builder, first.name, WRAPPING_BLOCKS.has(first.name), false);
+  return end !== null && end.kind === 'close' && end.end === html.length ? builder.toString() : null;
+}
+
+/**
+ * Inline content from `from` into the builder, up to the token that ends it (returned): the
+ * block's close tag, or in a list item `</li>` or the next item's `<li>`. Null when not covered.
+ */
+function readInline(html: string, from: number, builder: LineBuilder, block: string, wrapping: boolean, item: boolean): Token | null {
   const open: string[] = [];
-  let textStart = first.end;
-  let at = first.end;
+  let textStart = from;
+  let at = from;
   for (;;) {
     const lt = html.indexOf('<', at);
     if (lt < 0) return null;
@@ -222,10 +242,9 @@ function readLeaf(html: string): string | null {
     if (token.kind === 'close') {
       const nearest = open.lastIndexOf(name);
       if (nearest >= 0) closeTo(builder, open, nearest);
-      else if (name === block) {
-        if (token.end !== html.length) return null;
+      else if (name === block || (item && name === 'li')) {
         closeTo(builder, open, 0);
-        return builder.toString();
+        return token;
       } else if (name === 'br') builder.newLine();
       else return null;
       continue;
@@ -240,7 +259,7 @@ function readLeaf(html: string): string | null {
       // Skipped (convert.ts): not even its alt.
     } else if (name === 'a') {
       if (open.includes('a')) return null;
-      const href = shownHref(hrefOf(html, lt + 2));
+      const href = shownHref(attributeOf(html, lt + 2, 'href'));
       if (href) builder.link = { href, text: '', depth: open.length };
       open.push(name);
     } else if (INLINE.has(name)) {
@@ -252,10 +271,71 @@ function readLeaf(html: string): string | null {
       while (depth > 0 && closes.has(open[depth - 1])) depth--;
       closeTo(builder, open, depth);
       open.push(name);
+    } else if (item && name === 'li' && open.length === 0) {
+      // The next item closes this one (one opened inside an inline element would nest: not covered).
+      return token;
     } else {
       return null;
     }
   }
+}
+
+/**
+ * A list of items holding inline content, with only whitespace between them: each item wrapped
+ * 78 columns less the longest prefix wide (` * `, or ` 1. ` from `start`), its lines after the
+ * first indented by that width, one line break between items.
+ */
+function readList(html: string, first: Token): string | null {
+  const ordered = first.name === 'ol';
+  let next = 1;
+  if (ordered) {
+    const type = attributeOf(html, 3, 'type');
+    if (type === 'a' || type === 'A' || type === 'i' || type === 'I') return null;
+    next = Number(attributeOf(html, 3, 'start') || '1');
+  }
+  // An ordered list's prefix width depends on how many items it has: counted first.
+  const count = ordered ? listItems(html, first, LINE_LENGTH) : null;
+  if (ordered && count === null) return null;
+  const prefixes = ordered ? count!.map(() => ` ${next++}. `) : [];
+  const prefixWidth = ordered ? Math.max(0, ...prefixes.map((prefix) => prefix.length)) : UL_PREFIX.length;
+  const texts = listItems(html, first, Math.max(20, LINE_LENGTH - prefixWidth));
+  if (texts === null) return null;
+  const indent = '\n' + ' '.repeat(prefixWidth);
+  return texts.map((text, i) => (ordered ? prefixes[i] : UL_PREFIX).padEnd(prefixWidth) + text.replaceAll('\n', indent)).join('\n');
+}
+
+/** The texts of a list's items, each `width` wide, or null when the list is not covered. */
+function listItems(html: string, first: Token, width: number): string[] | null {
+  const texts: string[] = [];
+  let at = first.end;
+  for (;;) {
+    const lt = html.indexOf('<', at);
+    if (lt < 0 || !onlyAsciiWhitespace(html, at, lt)) return null;
+    let token = tokenAt(html, lt);
+    if (token !== null && token.kind === 'close' && token.name === first.name) return token.end === html.length ? texts : null;
+    // Anything but whitespace and items directly in the list (text, a comment) is an item of its own: not covered.
+    if (token === null || token.kind !== 'open' || token.name !== 'li') return null;
+    for (;;) {
+      const builder = new LineBuilder(width);
+      const end = readInline(html, token.end, builder, first.name, false, true);
+      if (end === null) return null;
+      texts.push(builder.toString());
+      if (end.kind === 'open') {
+        token = end;
+        continue;
+      }
+      if (end.name === 'li') {
+        at = end.end;
+        break;
+      }
+      return end.end === html.length ? texts : null;
+    }
+  }
+}
+
+function onlyAsciiWhitespace(html: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!isWhitespace(html.charCodeAt(i))) return false;
+  return true;
 }
 
 /** Text as written between two tags: decoded as htmlparser2 decodes text. */
