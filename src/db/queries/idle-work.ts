@@ -1,0 +1,31 @@
+import type { Queryable } from '../pool.js';
+
+/** Which of the polled background loops have anything to do now (selectIdleWork). */
+export interface IdleWork {
+  /** Automation runs due (of active automations): what claimDueRuns would take. */
+  automationRuns: boolean;
+  /** Triggers queued by bulk writes: what takePendingTriggers would take. */
+  pendingTriggers: boolean;
+  /** Double opt-in mails to send: what selectPendingConfirmations would take. */
+  confirmations: boolean;
+}
+
+/**
+ * One statement, no transaction, that answers for three loops whether their claim would find
+ * anything: each loop's claim is a transaction (BEGIN, a locking read, COMMIT) that, on a
+ * worker with no automation and no double opt-in, found nothing every second
+ * (docs/decisions/0046-worker-statements-planned-once.md). Each condition is the claim's own
+ * (a row it would skip as locked still counts: the loop then runs and finds nothing, as before).
+ */
+export async function selectIdleWork(db: Queryable, now: Date): Promise<IdleWork> {
+  const { rows } = await db.query<{ runs: boolean; pending: boolean; confirmations: boolean }>({
+    name: 'postline-idle-work',
+    text: `SELECT EXISTS (SELECT 1 FROM automation_runs r JOIN automations a ON a.id = r.automation_id AND a.status = 'active'
+                           WHERE r.due_at <= $1) AS runs,
+                  EXISTS (SELECT 1 FROM automation_pending_triggers) AS pending,
+                  EXISTS (SELECT 1 FROM subscriber_confirmations c JOIN subscribers s ON s.id = c.subscriber_id AND s.status = 'unconfirmed'
+                           WHERE c.sent_at IS NULL) AS confirmations`,
+    values: [now],
+  });
+  return { automationRuns: rows[0].runs, pendingTriggers: rows[0].pending, confirmations: rows[0].confirmations };
+}
