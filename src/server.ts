@@ -16,7 +16,7 @@ import { checkSourcesAtStart } from './delivery/sources/check-at-start.js';
  * Each role loads only its own modules (imported when the role starts them): a worker never
  * loads Fastify, the routes, the OpenAPI documents or the inbound and submission listeners,
  * and an API process never loads the delivery engine and the background loops. Loading all
- * of them cost a worker ~0.6 s of CPU at every start (docs/architecture.md#roles-and-start-up).
+ * of them cost a worker ~0.6 s of CPU at every start (docs/architecture.md#processes-and-roles).
  */
 export async function startServer(config: Config, role: Role): Promise<void> {
   const log = pino(loggerOptions(config.logLevel, ['*.key', '*.password', '*.secret']));

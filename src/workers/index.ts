@@ -51,7 +51,8 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
   const onFanOut = (running: boolean) => {
     if (delivery.holdCampaigns(running) && !running) deliveryLoop.wake();
   };
-  const campaignLoop = startLoop('campaigns', 1_000, () => runCampaignStep({ ...campaignDeps(deps), onFanOut }), onError);
+  // Woken by NOTIFY postline_campaigns and by the idle probe while a campaign is sending or due.
+  const campaignLoop = startLoop('campaigns', SAFETY_POLL_MS, () => runCampaignStep({ ...campaignDeps(deps), onFanOut }), onError);
   notifications.on('postline_campaigns', () => campaignLoop.wake());
   const webhooks = startWebhookDispatcher(deps, onError);
   const tlsReports = deps.config.tlsReports.send ? tlsReportDeps(deps) : null;
@@ -63,8 +64,8 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
     wake: () => webhooks.wake(),
     onError: (err) => onError('webhooks', err),
   });
-  // Double opt-in mails and the automation engine and queued triggers run when the idle probe
-  // (one statement a second) finds them work; their own timers are only a safety net.
+  // Campaigns, double opt-in mails and the automation engine and queued triggers run when the
+  // idle probe (one statement a second) finds them work; their own timers are only a safety net.
   const confirmations = startLoop('confirmation-mails', SAFETY_POLL_MS, () => runConfirmationMails(deps, links), onError);
   const automations = startAutomationLoops(deps, notifications, onError, SAFETY_POLL_MS);
   const loops: Loop[] = [
@@ -77,7 +78,7 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
     automations.runs,
     automations.events,
     automations.pending,
-    startIdleProbe(deps, { automationRuns: automations.runs, pendingTriggers: automations.pending, confirmations }, IDLE_PROBE_MS, onError),
+    startIdleProbe(deps, { automationRuns: automations.runs, pendingTriggers: automations.pending, confirmations, campaigns: campaignLoop }, IDLE_PROBE_MS, onError),
     // TLS reports of the finished UTC day to the domains that ask for them (POSTLINE_TLSRPT_SEND=true).
     ...(tlsReports ? [startLoop('tls-reports', 10 * 60_000, () => sendDueTlsReports(tlsReports), onError)] : []),
   ];

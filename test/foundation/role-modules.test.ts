@@ -8,7 +8,7 @@ import { startCli } from '../helpers/cli.js';
 import { testDatabase } from '../helpers/db.js';
 
 /**
- * Each role loads only its own modules (src/server.ts, docs/architecture.md#roles-and-start-up):
+ * Each role loads only its own modules (src/server.ts, docs/architecture.md#processes-and-roles):
  * a worker never loads the HTTP app and its dependencies, an API process never loads the
  * delivery engine and the background loops. Which modules a process loaded is read from a
  * module resolve hook that writes every resolved URL to a file.
