@@ -1,9 +1,11 @@
 /**
  * One outbound SMTP connection, reused for many messages: nodemailer's `SMTPConnection` (the
  * protocol: greeting, EHLO, STARTTLS, AUTH, the envelope pipelined per RFC 2920 when the
- * server offers PIPELINING, dot-stuffing, replies) driven directly, without its Mailer and
+ * server offers PIPELINING, the DATA stream, replies) driven directly, without its Mailer and
  * pool, whose per-message work (a mail object, a message stream pipeline, plugin hooks) cost
- * more than the protocol itself (docs/decisions/0039-hot-path-smtp-and-composition.md).
+ * more than the protocol itself (docs/decisions/0039-hot-path-smtp-and-composition.md). The
+ * message reaches that stream already in wire form (smtp-data/: dot-stuffed, terminated), so
+ * nodemailer's per-byte stuffing does not run (docs/decisions/0044-smtp-data-in-wire-form.md).
  *
  * Rules kept here, the same as nodemailer's pool kept them: a transaction the server refused
  * (an envelope or data reply, not 421) is followed by RSET and the connection stays usable;
@@ -13,6 +15,7 @@
  */
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Writable } from 'node:stream';
+import { writeMessageData, type DataPath } from './smtp-data/hand-over.js';
 
 export type SessionOptions = ConstructorParameters<typeof SMTPConnection>[0];
 
@@ -28,6 +31,8 @@ export type SessionError = Error & { code?: string; responseCode?: number; respo
 export interface SendOutcome {
   /** The server's final reply to the message. */
   response: string;
+  /** Who put the message in wire form (smtp-data/hand-over.ts): ours, unless nodemailer changed. */
+  dataPath: DataPath;
 }
 
 /** A send that failed; `retryable` when nothing of the message was written on a reused connection. */
@@ -116,13 +121,14 @@ export class SmtpSession {
       throw { error, retryable: false } satisfies SendFailure;
     });
     let written = false;
-    // SMTPConnection pipes a message with a pipe() into its dot-stuffing stream once DATA is
-    // accepted: this one writes the whole buffer, and says that the message started to leave.
+    let dataPath: DataPath = 'nodemailer';
+    // SMTPConnection pipes a message with a pipe() into its DATA stream once DATA is accepted:
+    // this one hands it the whole message in wire form, already dot-stuffed and terminated
+    // (docs/decisions/0044-smtp-data-in-wire-form.md), and says that the message started to leave.
     const message = {
       pipe: (stream: Writable) => {
         written = true;
-        stream.write(raw);
-        stream.end();
+        dataPath = writeMessageData(stream, raw);
       },
     };
     this.messages++;
@@ -131,7 +137,7 @@ export class SmtpSession {
       this.abandon = () => reject({ error: Object.assign(new Error('Connection closed by the sender'), { code: 'ECONNECTION' }), retryable: false } satisfies SendFailure);
       this.connection.send({ from, to: [to] }, message as unknown as Buffer, (err, info) => {
         this.abandon = null;
-        if (!err) return resolve({ response: String(info.response ?? '250 OK').trim() });
+        if (!err) return resolve({ response: String(info.response ?? '250 OK').trim(), dataPath });
         const error = err as SessionError;
         if (TRANSACTION_REFUSED.has(error.code ?? '') && error.responseCode !== 421 && this.usable) {
           // The server refused this message, the connection is fine: reset the transaction.

@@ -1,7 +1,9 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
+import type { Writable } from 'node:stream';
 import { SmtpSender, type SmtpEnvelope } from '../../src/mail/smtp.js';
+import { SmtpSession } from '../../src/mail/smtp-session.js';
 import { startSmtpMx, type TestSmtpMx } from '../helpers/smtp-mx.js';
 
 const raw = Buffer.from(
@@ -236,6 +238,33 @@ test('smtp: where PIPELINING is offered, MAIL, RCPT and DATA leave in one write;
   const envelopes = server.reads.filter((r) => r.text.startsWith('MAIL FROM:'));
   assert.equal(envelopes.length, 3);
   for (const e of envelopes) assert.match(e.text, /^MAIL FROM:<[^>]+>\r\nRCPT TO:<[^>]+>\r\nDATA\r\n$/);
+});
+
+test('smtp: a message costs two socket writes on a reused connection: MAIL, RCPT and DATA together, then the message with its terminator', async () => {
+  const server = await rawMx(() => null);
+  const session = new SmtpSession({ host: '127.0.0.1', port: server.port, name: 'out.postline.test', ignoreTLS: true });
+  cleanups.push(async () => session.discard());
+  await session.send('b@example.com', 'a@example.org', raw);
+  // Every write the socket makes goes through _write (one chunk) or _writev (a corked batch).
+  const socket = (session as unknown as { connection: { _socket: Writable & { _writev?: unknown } } }).connection._socket;
+  const writes: string[] = [];
+  const write = socket._write.bind(socket);
+  const writev = (socket._writev as typeof socket._write & ((chunks: { chunk: Buffer }[], cb: (err?: Error | null) => void) => void)).bind(socket);
+  socket._write = (chunk: Buffer, encoding: BufferEncoding, cb: (err?: Error | null) => void) => {
+    writes.push(chunk.toString('latin1'));
+    write(chunk, encoding, cb);
+  };
+  socket._writev = (chunks: { chunk: Buffer }[], cb: (err?: Error | null) => void) => {
+    writes.push(chunks.map((c) => c.chunk.toString('latin1')).join(''));
+    writev(chunks, cb);
+  };
+  for (const to of ['b@example.org', 'c@example.org']) await session.send('b@example.com', to, raw);
+  assert.deepEqual(writes, [
+    'MAIL FROM:<b@example.com>\r\nRCPT TO:<b@example.org>\r\nDATA\r\n',
+    raw.toString('latin1') + '.\r\n',
+    'MAIL FROM:<b@example.com>\r\nRCPT TO:<c@example.org>\r\nDATA\r\n',
+    raw.toString('latin1') + '.\r\n',
+  ]);
 });
 
 test('smtp: after a refused transaction the session is reset (RSET) and the connection carries the next message', async () => {
