@@ -34,6 +34,12 @@ const shapes: Record<string, (i: number) => string> = {
     `<tr><td>${LOREM.repeat(6)}<p><a href="https://bench.test/news?u=${i}">Read the news</a></p></td></tr>` +
     `<tr><td><table><tr><td><p>Pricing: <a href="https://bench.test/pricing">see the plans</a></p></td></tr></table></td></tr>` +
     '</table></td></tr></table></center></body></html>',
+  // A receipt: the recipient's items in a list, a button table with their link, shared terms.
+  receipt: (i) =>
+    `<html><body><h2>Receipt R-${i}</h2><p>Thanks for your order, customer ${i}.</p>` +
+    `<ul><li>${1 + (i % 3)} × Mug</li><li>Teapot</li><li>Shipping: ${i % 2 ? 'express' : 'standard'}</li></ul>` +
+    `<table role="presentation"><tr><td align="center"><a href="https://bench.test/orders/${i}">View your order</a></td></tr></table>` +
+    `${LOREM.repeat(8)}</body></html>`,
 };
 
 function cpuPerDocument(docs: string[], f: (html: string) => unknown): number {

@@ -1,8 +1,9 @@
 /**
  * A Map that holds at most `maxEntries`: setting a new key when full drops the oldest one
  * (first set, as a Map iterates). The per-process memos and caches use it (address parses,
- * imported DKIM keys, verified API keys, MX answers, derived texts, campaign content) so a
- * busy process cannot grow one without bound. Re-setting a key makes it the newest.
+ * imported DKIM keys, verified API keys, MX answers, campaign content) so a busy process
+ * cannot grow one without bound. Re-setting a key makes it the newest. Caches keyed by whole
+ * documents use ./content-cache.ts instead, which does not hash its keys.
  */
 export class BoundedMap<K, V> {
   private readonly entries = new Map<K, V>();

@@ -24,7 +24,7 @@
  * - `footerHtml` then the pixel are inserted just before the last `</body>`; without one,
  *   before the last `</html>`; without either, appended at the end.
  */
-import { BoundedMap } from '../lib/bounded-map.js';
+import { ContentCache } from '../lib/content-cache.js';
 import { linkSites, NOTRACK_ATTRIBUTE, type Sites, type Splice } from './link-sites/index.js';
 
 export { NOTRACK_ATTRIBUTE };
@@ -60,7 +60,7 @@ export function rewriteHtml(html: string, options: RewriteOptions): string {
  * footer and pixel, which are put in place per copy. Bounded: the oldest entry goes first.
  */
 const SITES_CACHE_ENTRIES = 64;
-const sitesCache = new BoundedMap<string, Sites>(SITES_CACHE_ENTRIES);
+const sitesCache = new ContentCache<Sites>(SITES_CACHE_ENTRIES);
 
 function sitesOf(html: string): Sites {
   let sites = sitesCache.get(html);
@@ -89,8 +89,11 @@ function applySplices(html: string, splices: Splice[]): string {
   return out + html.slice(at);
 }
 
+/** Tracking URLs have nothing to escape: tested first, they are returned as they are. */
 function escapeAttribute(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+  return ESCAPED.test(value) ? value.replace(/[&<>"']/g, (c) => ESCAPES[c]) : value;
 }
+
+const ESCAPED = /[&<>"']/;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

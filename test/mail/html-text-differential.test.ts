@@ -48,6 +48,8 @@ test('blockwise text covers the usual shapes of a transactional email', () => {
   for (const html of [
     '<html><head><title>Re: the <body> tag</title><style>p{}</style></head><body><h1>Hi</h1><p>x</p></body></html>',
     '<!DOCTYPE html>\r\n<html><body style="margin:0">\r\n  <!-- preheader -->\r\n  <p>Hello &amp; welcome,\n  <b>Zoë</b>: <a href="https://a.example/">your order</a>.</p>\r\n<script>var p = "<p>";</script><div><img src="x.png" alt="">Footer<br>line</div></body></html>',
+    '<body><p>Your items:</p><ul><li>Two <b>mugs</b></li>\n<li>A <a href="https://a.example/t">teapot</a><li>Tea</ul><div>Total</div><ol start="3"><li>x</ol><ul> </ul><div>after an empty list</div></body>',
+    '<body><table><tr><td><ul><li>in a cell</li></ul></td></tr></table><div><ul><li>loose <b>x</b></li>text in the list</ul></div></body>',
     '<?xml version="1.0" note="<body>"?><html><body><p>An XML declaration ends at its first ">".</p></body></html>',
     '<body><P ALIGN=center>upper-case</P ><h4 title="a > b">quoted ></h4></body>',
     '<body><center><table role="presentation" width="100%"><tr><td align="center"><table><tr><td><h1>Hi</h1><p>Your order</p></td></tr>' +
@@ -67,6 +69,9 @@ test('blockwise text declines what it does not cover', () => {
     '<body><table><tr><td><div><td><p>a</p><td><p>b</p></td></td><p>c</p></div></td></tr></table></body>',
     '<body><table><tr><td>Footer beside</td><td><p>a block</p></td></tr></table></body>',
     '<body><p>x</p>loose text</body>',
+    '<body><ul><li>one<ul><li>a nested list</li></ul></li></ul></body>',
+    '<body><ol><li><p>a block in an item</p></li></ol></body>',
+    '<body><p>a list <ul><li>closes the paragraph</li></ul></p></body>',
     '<p>no body</p>',
   ]) {
     assert.equal(blockwiseText(html, byLeaf), null, html);

@@ -4,7 +4,7 @@ import { signMessage, type DkimSigningKey } from '../../mail/dkim.js';
 import { rewriteHtml } from '../../mail/html-rewrite.js';
 import { encodeVerp } from '../../mail/verp.js';
 import { escapeHtml } from '../../templates/index.js';
-import { BoundedMap } from '../../lib/bounded-map.js';
+import { ContentCache } from '../../lib/content-cache.js';
 import { isTrackableUrl } from '../tracking/tokens.js';
 import type { TrackingLinks } from '../tracking/links.js';
 
@@ -37,7 +37,7 @@ function footerHtml(unsubscribeUrl: string, domain: string): string {
  * before costs only its new blocks: htmlToText keeps the text of each block (decision 0042).
  */
 const TEXT_CACHE_ENTRIES = 256;
-const derivedTexts = new BoundedMap<string, string>(TEXT_CACHE_ENTRIES);
+const derivedTexts = new ContentCache<string>(TEXT_CACHE_ENTRIES);
 
 function derivedText(html: string): string {
   let text = derivedTexts.get(html);

@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Config } from '../../config.js';
 import { deriveKey } from '../../mail/keyring.js';
 import { signClickToken, signOpenToken, signUnsubscribeToken } from './tokens.js';
@@ -10,9 +11,17 @@ import { signClickToken, signOpenToken, signUnsubscribeToken } from './tokens.js
  */
 export class TrackingLinks {
   private readonly key: Buffer;
+  /** The same key imported once: a message signs four or more tokens with it. */
+  private readonly signingKey: KeyObject;
+  /**
+   * The last message's unsubscribe token: a message's footer link and its List-Unsubscribe
+   * one-click URL carry the same token, signed once.
+   */
+  private lastUnsubscribe = { messageId: '', token: '' };
 
   constructor(private readonly config: Pick<Config, 'secret' | 'baseUrl'>) {
     this.key = deriveKey(config.secret, 'tracking');
+    this.signingKey = createSecretKey(this.key);
   }
 
   get tokenKey(): Buffer {
@@ -24,18 +33,23 @@ export class TrackingLinks {
   }
 
   click(messageId: string, url: string, trackingHost: string | null): string {
-    return `${this.base(trackingHost)}/t/c/${signClickToken(this.key, messageId, url)}`;
+    return `${this.base(trackingHost)}/t/c/${signClickToken(this.signingKey, messageId, url)}`;
   }
 
   open(messageId: string, trackingHost: string | null): string {
-    return `${this.base(trackingHost)}/t/o/${signOpenToken(this.key, messageId)}`;
+    return `${this.base(trackingHost)}/t/o/${signOpenToken(this.signingKey, messageId)}`;
   }
 
   unsubscribe(messageId: string, trackingHost: string | null): string {
-    return `${this.base(trackingHost)}/u/${signUnsubscribeToken(this.key, messageId)}`;
+    return `${this.base(trackingHost)}/u/${this.unsubscribeToken(messageId)}`;
   }
 
   oneClick(messageId: string): string {
-    return `${this.config.baseUrl}/u/${signUnsubscribeToken(this.key, messageId)}`;
+    return `${this.config.baseUrl}/u/${this.unsubscribeToken(messageId)}`;
+  }
+
+  private unsubscribeToken(messageId: string): string {
+    if (this.lastUnsubscribe.messageId !== messageId) this.lastUnsubscribe = { messageId, token: signUnsubscribeToken(this.signingKey, messageId) };
+    return this.lastUnsubscribe.token;
   }
 }

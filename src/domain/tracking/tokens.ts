@@ -37,7 +37,8 @@ const KIND = /^[a-z][a-z0-9-]{0,15}$/;
 const MESSAGE_ID = /^[a-z]+_[0-9a-z]{1,40}$/;
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
-export type TokenKey = Buffer | string;
+/** A KeyObject (createSecretKey) spares node:crypto importing the key again for every token. */
+export type TokenKey = Buffer | string | crypto.KeyObject;
 
 /** Kinds used by tracking. Other features pick their own (e.g. 'd' for double opt-in). */
 export const TOKEN_KINDS = { open: 'o', click: 'c', unsubscribe: 'u' } as const;
@@ -92,8 +93,7 @@ export function verifyPayload(key: TokenKey, kind: string, token: unknown, opts:
 function mac(key: TokenKey, kind: string, payload: string): string {
   return crypto
     .createHmac('sha256', key)
-    .update(`postline-token/v1/${kind}\n`)
-    .update(payload)
+    .update(`postline-token/v1/${kind}\n${payload}`)
     .digest()
     .subarray(0, MAC_BYTES)
     .toString('base64url');

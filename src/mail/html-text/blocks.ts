@@ -1,8 +1,9 @@
 /**
- * The text of a document whose body is a flat run of leaf blocks (`<p>`, `<h1>`…`<h6>`, or a
- * `<div>` of inline content), put together from the text of each block on its own.
+ * The text of a document whose body is a tree of blocks — leaves (`<p>`, `<h1>`…`<h6>`, a
+ * `<div>` or layout `<table>` of inline content, a `<ul>`/`<ol>` of inline items) inside
+ * containers (`<div>`, `<table>` of blocks) — put together from the text of each leaf on its own.
  *
- * html-to-text turns each such block into text independently of its neighbours (a block
+ * html-to-text turns each such leaf into text independently of its neighbours (a block
  * starts a fresh line builder, 78 columns wide, and holds no other block) and joins the
  * blocks' texts with max(previous block's trailing, this block's leading) line breaks, an
  * empty text adding none. So a document's copies that differ in a few blocks (a campaign's
@@ -11,12 +12,13 @@
  *
  * Covered, read with htmlparser2's tokenizer rules: anything before one `<body>`; in the body,
  * whitespace, plain `<!-- -->` comments, `<script>`/`<style>` (which html-to-text skips), and
- * leaf blocks holding text and inline elements only (INLINE), each closed explicitly; then
- * `</body>`. Anything else returns null and the whole document goes to html-to-text: nested
- * blocks, tables, lists, text or `<br>` directly in the body, stray close tags (a stray `</p>`
- * makes an empty paragraph), other markup declarations, foreign content, raw-text elements
- * other than script and style, a document without `<body>` or with two.
- * test/mail/html-text-differential.test.ts proves it equal to html-to-text; decision 0042.
+ * those blocks, each closed explicitly, leaves holding text and inline elements only (INLINE;
+ * in a list, its items), containers holding blocks only; then `</body>`. Anything else returns
+ * null and the whole document goes to html-to-text: text or `<br>` beside blocks, nested
+ * lists or blocks in an item, stray close tags (a stray `</p>` makes an empty paragraph),
+ * other markup declarations, foreign content, raw-text elements other than script and style,
+ * a document without `<body>` or with two.
+ * test/mail/html-text-differential.test.ts proves it equal to html-to-text; decisions 0042, 0045.
  */
 import { BANG, DQUOTE, endsName, EQ, GT, isAsciiAlpha, isWhitespace, SLASH, SQUOTE } from '../html-chars.js';
 
@@ -31,15 +33,23 @@ const BLOCK_BREAKS = new Map<string, readonly [leading: number, trailing: number
   ['h6', [2, 2]],
   ['div', [1, 1]],
   ['table', [2, 2]],
+  // A list's own leading 2 is replaced by its first item's 1 when html-to-text adds the item.
+  ['ul', [1, 2]],
+  ['ol', [1, 2]],
 ]);
 /** Blocks that may hold other blocks (else only inline content, like p and the headings). */
 const CONTAINERS = new Set(['div', 'table']);
+/**
+ * Lists of inline items: leaves converted whole (html-to-text numbers and indents the items);
+ * one at the top of a container has the same text there as alone (78 columns, not nested).
+ */
+const LISTS = new Set(['ul', 'ol']);
 
 /**
  * Elements html-to-text formats inline (or, for a, br, img and wbr, within the line) and that
  * no open tag implicitly closes in htmlparser2.
  */
-const INLINE = new Set([
+export const INLINE = new Set([
   'a', 'abbr', 'b', 'bdi', 'bdo', 'big', 'br', 'cite', 'code', 'del', 'dfn', 'em', 'font', 'i', 'img', 'ins', 'kbd',
   'mark', 'q', 's', 'samp', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'time', 'tt', 'u', 'var', 'wbr',
 ]);
@@ -49,7 +59,7 @@ const VOID = new Set(['br', 'img', 'wbr']);
  * Layout elements html-to-text walks through as if they were not there (formatted inline),
  * with the open elements each one implicitly closes in htmlparser2.
  */
-const WRAPPERS = new Map<string, ReadonlySet<string>>([
+export const WRAPPERS = new Map<string, ReadonlySet<string>>([
   ['center', new Set()],
   ['tbody', new Set(['thead', 'tbody'])],
   ['tfoot', new Set(['thead', 'tbody'])],
@@ -60,7 +70,7 @@ const WRAPPERS = new Map<string, ReadonlySet<string>>([
 ]);
 
 /** Elements whose content htmlparser2 reads as raw text and html-to-text skips. */
-const SKIPPED_RAW_TEXT = new Set(['script', 'style']);
+export const SKIPPED_RAW_TEXT = new Set(['script', 'style']);
 /** Raw-text elements before the body (whose content alone html-to-text reads), title among them. */
 const HEAD_RAW_TEXT = new Set(['script', 'style', 'title']);
 
@@ -70,7 +80,7 @@ const BODY_OPEN = /<body/gi;
 
 
 /** One piece of markup at a "<". */
-interface Token {
+export interface Token {
   kind: 'open' | 'close' | 'comment' | 'doctype';
   /** Lower-case tag name (open/close). */
   name: string;
@@ -78,13 +88,13 @@ interface Token {
   end: number;
 }
 
-class Uncovered extends Error {}
+export class Uncovered extends Error {}
 
 /**
  * The markup at `lt` (a "<"), or null when that "<" is text. Throws Uncovered for anything
  * outside the covered subset, including a document that ends inside it.
  */
-function tokenAt(html: string, lt: number): Token | null {
+export function tokenAt(html: string, lt: number): Token | null {
   const n = html.length;
   const c = html.charCodeAt(lt + 1);
   if (isAsciiAlpha(c)) {
@@ -121,7 +131,7 @@ function tokenAt(html: string, lt: number): Token | null {
 }
 
 /** Past an open tag's ">", its attributes read as the tokenizer does (a quoted value may hold ">"). */
-function pastOpenTag(html: string, from: number): number {
+export function pastOpenTag(html: string, from: number): number {
   const n = html.length;
   let p = from;
   for (;;) {
@@ -152,7 +162,7 @@ function pastOpenTag(html: string, from: number): number {
 }
 
 /** Past a raw-text element's content and its close tag `</name` (any case, then whitespace, "/" or ">"). */
-function pastRawText(html: string, from: number, name: string): number {
+export function pastRawText(html: string, from: number, name: string): number {
   const n = html.length;
   let at = from;
   for (;;) {
@@ -205,6 +215,10 @@ export interface Leaf {
   source: string;
   leading: number;
   trailing: number;
+  /** A list with no items adds nothing, not even line breaks. */
+  list: boolean;
+  /** Its place among the document's leaves (and their texts). */
+  index: number;
 }
 
 /** A block of blocks; its text is its children's, put together. */
@@ -226,6 +240,7 @@ type Block = Leaf | Container;
  */
 function readContent(html: string, from: number, name: string, children: Block[], leaves: Leaf[]): { end: number; inline: boolean; blocks: boolean } {
   const container = name === 'body' || CONTAINERS.has(name);
+  const list = LISTS.has(name);
   const open: string[] = [];
   let inline = false;
   let blocks = false;
@@ -258,6 +273,10 @@ function readContent(html: string, from: number, name: string, children: Block[]
     } else if (INLINE.has(tag)) {
       inline = true;
       if (!VOID.has(tag)) open.push(tag);
+    } else if (list && tag === 'li') {
+      // An item closes the item before it when that is the open element, as in htmlparser2.
+      while (open.length > 0 && open[open.length - 1] === 'li') open.pop();
+      open.push(tag);
     } else if (container && WRAPPERS.has(tag)) {
       const closes = WRAPPERS.get(tag)!;
       while (open.length > 0 && closes.has(open[open.length - 1])) open.pop();
@@ -279,7 +298,7 @@ function readBlock(html: string, start: number, contentStart: number, name: stri
   if (inline && blocks) throw new Uncovered();
   if (blocks) siblings.push({ children, leading, trailing });
   else {
-    const leaf = { source: html.slice(start, end), leading, trailing };
+    const leaf = { source: html.slice(start, end), leading, trailing, list: LISTS.has(name), index: leaves.length };
     siblings.push(leaf);
     leaves.push(leaf);
   }
@@ -304,9 +323,12 @@ class Holder {
   }
 }
 
-function putTogether(blocks: Block[], holder: Holder, texts: Map<Leaf, string>): void {
+function putTogether(blocks: Block[], holder: Holder, texts: readonly string[]): void {
   for (const block of blocks) {
-    if ('source' in block) holder.add(texts.get(block)!, block.leading, block.trailing);
+    if ('source' in block) {
+      const text = texts[block.index];
+      if (text || !block.list) holder.add(text, block.leading, block.trailing);
+    }
     else {
       const inner = new Holder(block.leading);
       putTogether(block.children, inner, texts);
@@ -334,8 +356,7 @@ export function blockwiseText(html: string, convertLeaves: (leaves: readonly Lea
     throw e;
   }
   const converted = convertLeaves(leaves);
-  const texts = new Map(leaves.map((leaf, i) => [leaf, converted[i]]));
   const root = new Holder(0);
-  putTogether(body, root, texts);
+  putTogether(body, root, converted);
   return root.text;
 }

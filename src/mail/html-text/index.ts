@@ -3,9 +3,10 @@
  * block by block for the documents ./blocks.ts covers, so that a document differing from
  * earlier ones in a few blocks converts only those (decision 0042).
  */
-import { BoundedMap } from '../../lib/bounded-map.js';
+import { ContentCache } from '../../lib/content-cache.js';
 import { blockwiseText, type Leaf } from './blocks.js';
 import { convertHtml } from './convert.js';
+import { leafText } from './leaf.js';
 
 /**
  * Block source → its text. A campaign's copies share all but their merge-field blocks, which
@@ -16,7 +17,7 @@ import { convertHtml } from './convert.js';
 const LEAF_CACHE_ENTRIES = 1024;
 /** Larger blocks (a whole table of inline cells) are converted each time: the cache stays under ~8 MB. */
 const LEAF_CACHE_MAX_CHARS = 4096;
-const leafTexts = new BoundedMap<string, string>(LEAF_CACHE_ENTRIES);
+const leafTexts = new ContentCache<string>(LEAF_CACHE_ENTRIES);
 
 export function htmlToText(html: string): string {
   return blockwiseText(html, textsOf) ?? convertHtml(html);
@@ -26,7 +27,7 @@ function textsOf(leaves: readonly Leaf[]): string[] {
   return leaves.map(({ source }) => {
     let text = leafTexts.get(source);
     if (text === undefined) {
-      text = convertHtml(source);
+      text = leafText(source) ?? convertHtml(source);
       if (source.length <= LEAF_CACHE_MAX_CHARS) leafTexts.set(source, text);
     }
     return text;
