@@ -15,6 +15,10 @@
  * meets the same end). Messages still deferred at the end are printed with their replies.
  * `npm run bench:peer` runs the Postfix+OpenDKIM peer and this back to back (bench/peer.ts).
  *
+ * The workers' CPU per delivered message is printed twice: with each worker's start-up (its CPU
+ * from spawn to "postline ready", also printed) and without it, which is what a further message
+ * costs in a worker that runs for long.
+ *
  * Besides each server process's CPU it prints the embedded PostgreSQL's (all its processes):
  * on one machine the database's CPU is taken from the same cores as the workers'.
  *
@@ -137,6 +141,10 @@ const rss = cluster.peakRssMb();
 // CPU per delivered message is less distorted than the rates by other work on a shared machine.
 const cpu = cluster.cpuSeconds();
 const workerCpu = cpu.slice(1).reduce((a, b) => a + b, 0);
+// Each worker's CPU up to "postline ready" (module loading, migrations check, loops started):
+// the figure without it is what each further message costs in a worker that runs for long.
+const startup = cluster.startupCpuSeconds();
+const workerStartup = startup.slice(1).reduce((a, b) => a + b, 0);
 const pgCpu = cluster.postgresCpuSeconds();
 // With --split the accepts came before the workers: PostgreSQL's CPU from then on is delivery's.
 const pgDelivery = values.split ? pgCpu - pgCpuAtAccept : pgCpu;
@@ -148,6 +156,7 @@ process.stdout.write(
     `latency ms   accept→delivered p50 ${percentile(latencies, 50)}  p99 ${percentile(latencies, 99)}`,
     `peak RSS MB  ${roles.map((r, i) => `${r} ${rss[i]}`).join(', ')}`,
     `cpu s        ${roles.map((r, i) => `${r} ${cpu[i].toFixed(1)}`).join(', ')}; workers ${((workerCpu * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message`,
+    `start-up cpu ${roles.map((r, i) => `${r} ${startup[i].toFixed(2)}`).join(', ')} s (spawn to ready); workers ${(((workerCpu - workerStartup) * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message excluding their start-up`,
     `postgres cpu ${pgCpu.toFixed(1)} s in all${values.split ? `, ${pgCpuAtAccept.toFixed(1)} s up to the last accept, ${pgDelivery.toFixed(1)} s while delivering` : ''}; ${((pgDelivery * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message${values.split ? '' : ' (accept included)'}`,
   ].join('\n') + '\n',
 );

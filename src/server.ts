@@ -1,15 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { bootstrapDefaultAccount } from './bootstrap.js';
 import { countAccounts } from './db/queries/accounts.js';
 import { systemClock } from './clock.js';
 import { startupWarnings, type Config, type Role } from './config.js';
 import { loggerOptions } from './logging.js';
 import { openDatabase } from './db/open.js';
-import { buildApp } from './http/app.js';
-import { startSmtpListener } from './inbound/smtp-listener.js';
-import { startSubmissionListeners } from './submission/listener.js';
-import { startWorkers } from './workers/index.js';
 import { createMailDns } from './mail/dns.js';
 import { checkSourcesAtStart } from './delivery/sources/check-at-start.js';
 
@@ -17,6 +12,11 @@ import { checkSourcesAtStart } from './delivery/sources/check-at-start.js';
  * `postline start`: opens the database (embedded unless DATABASE_URL), migrates, and runs
  * the API, the workers, or both. SIGINT/SIGTERM close the listener, let the workers finish
  * their current step, then stop the embedded PostgreSQL, so no postgres process is left.
+ *
+ * Each role loads only its own modules (imported when the role starts them): a worker never
+ * loads Fastify, the routes, the OpenAPI documents or the inbound and submission listeners,
+ * and an API process never loads the delivery engine and the background loops. Loading all
+ * of them cost a worker ~0.6 s of CPU at every start (docs/architecture.md#processes-and-roles).
  */
 export async function startServer(config: Config, role: Role): Promise<void> {
   const log = pino(loggerOptions(config.logLevel, ['*.key', '*.password', '*.secret']));
@@ -28,8 +28,12 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   // and `worker` processes on a shared DATABASE_URL, several of which may start at once,
   // create nothing, and `postline init` prints them (docs/deploy.md, "First start").
   if (config.databaseUrl === undefined || role === 'all') {
-    const banner = await bootstrapDefaultAccount(db.pool, config);
-    if (banner) process.stdout.write(banner + '\n');
+    // Creating the first account (keys, the owner's sign-in link) is loaded only when there is none.
+    if ((await countAccounts(db.pool)) === 0) {
+      const { bootstrapDefaultAccount } = await import('./bootstrap.js');
+      const banner = await bootstrapDefaultAccount(db.pool, config);
+      if (banner) process.stdout.write(banner + '\n');
+    }
   } else if ((await countAccounts(db.pool)) === 0) {
     log.warn('no account yet: run `postline init` once (same DATABASE_URL) to create the first account and print its keys');
   }
@@ -37,15 +41,15 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   await checkSourcesAtStart({ pool: db.pool, dns: createMailDns({ servers: config.dnsServers }), identity: config.deliveryPolicy.identity, now: clock.now(), log })
     .catch((err: unknown) => log.warn({ err }, 'could not check the DNS of the source addresses'));
 
-  const app = role === 'worker' ? null : await buildApp({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock });
+  const app = role === 'worker' ? null : await (await import('./http/app.js')).buildApp({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock });
   if (app) {
     await app.listen({ port: config.port, host: config.host });
   }
   // The inbound MX for bounce domains and fbl@ runs with the API: both face the internet.
-  const inbound = role === 'worker' ? null : await startSmtpListener({ config, pool: db.pool, clock, log });
+  const inbound = role === 'worker' ? null : await (await import('./inbound/smtp-listener.js')).startSmtpListener({ config, pool: db.pool, clock, log });
   // SMTP submission is another door to the send API, so it runs where the API does.
-  const submission = role === 'worker' ? null : await startSubmissionListeners({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock, log });
-  const workers = role === 'api' ? null : await startWorkers({ config, pool: db.pool, clock, log });
+  const submission = role === 'worker' ? null : await (await import('./submission/listener.js')).startSubmissionListeners({ config, pool: db.pool, relaxedPool: db.relaxedPool, clock, log });
+  const workers = role === 'api' ? null : await (await import('./workers/index.js')).startWorkers({ config, pool: db.pool, clock, log });
   // PORT=0 asks for any free port: say which one was given (the base URL still names port 0).
   const port = app ? (app.server.address() as AddressInfo).port : undefined;
   log.info({ role, port, smtpPort: inbound?.port, submissionPort: submission?.port, submissionsPort: submission?.tlsPort }, 'postline started');

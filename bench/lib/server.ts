@@ -25,6 +25,13 @@ export interface BenchCluster {
   /** CPU time (user + system) each server process has used so far, in seconds. */
   cpuSeconds(): number[];
   /**
+   * CPU time each server process had used when it printed "postline ready", in seconds: its
+   * start-up (loading modules, opening the database, migrating, starting its loops). A
+   * benchmark's per-message figure with it included is what a short run costs; without it,
+   * what each further message costs (docs/benchmarks.md).
+   */
+  startupCpuSeconds(): number[];
+  /**
    * CPU time the embedded PostgreSQL has used so far, in seconds: the postmaster, its live
    * processes (backends, walwriter, checkpointer…) and the backends that have exited (which
    * the postmaster reaped into its children's times). It shares the cores with the workers,
@@ -69,14 +76,15 @@ function postgresCpu(dataDir: string): number {
 }
 
 /** BENCH_PROFILE_ROLE=worker writes a V8 CPU profile of each such process to BENCH_PROFILE_DIR. */
-function startProcess(role: string, env: Record<string, string>): Promise<ChildProcess> {
+function startProcess(role: string, env: Record<string, string>): Promise<{ child: ChildProcess; startupCpu: number }> {
   const profile = process.env.BENCH_PROFILE_ROLE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench-profiles'}`] : [];
   const child = spawn(process.execPath, [...profile, 'dist/bin/postline.js', 'start', '--role', role], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
-      if (out.includes('postline ready')) resolve(child);
+      // Read at once: the process's CPU up to being ready is its start-up.
+      if (out.includes('postline ready')) resolve({ child, startupCpu: cpuOf(child.pid!) });
     });
     child.on('exit', (code) => reject(new Error(`postline ${role} exited with ${code}`)));
   });
@@ -98,9 +106,14 @@ export async function startCluster(roles: string[], extraEnv: Record<string, str
     ...extraEnv,
   };
   const processes: ChildProcess[] = [];
+  const startupCpu: number[] = [];
+  const add = (started: { child: ChildProcess; startupCpu: number }) => {
+    processes.push(started.child);
+    startupCpu.push(started.startupCpu);
+  };
   for (const role of roles) {
     // Only one process can listen on the port; later api roles would clash, so they get none.
-    processes.push(await startProcess(role, processes.length === 0 ? env : { ...env, PORT: String(await freePort()) }));
+    add(await startProcess(role, processes.length === 0 ? env : { ...env, PORT: String(await freePort()) }));
   }
   const config = loadConfig(env);
   const db = await openDatabase(config, { owner: false, poolSize: 8, migrate: false });
@@ -122,7 +135,7 @@ export async function startCluster(roles: string[], extraEnv: Record<string, str
     db,
     processes,
     async addProcess(role: string) {
-      processes.push(await startProcess(role, { ...env, PORT: String(await freePort()) }));
+      add(await startProcess(role, { ...env, PORT: String(await freePort()) }));
       peaks.push(0);
     },
     peakRssMb: () => {
@@ -137,6 +150,7 @@ export async function startCluster(roles: string[], extraEnv: Record<string, str
           return NaN;
         }
       }),
+    startupCpuSeconds: () => [...startupCpu],
     postgresCpuSeconds: () => {
       try {
         return postgresCpu(dataDir);

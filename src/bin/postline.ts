@@ -14,7 +14,6 @@ import { registerUserCommands } from '../cli/users.js';
 import { registerTlsReportCommands } from '../cli/tls-report.js';
 import { registerDeliveryCommands } from '../cli/delivery.js';
 import { loadConfig, type Role } from '../config.js';
-import { startServer } from '../server.js';
 import { bootstrapDefaultAccount } from '../bootstrap.js';
 
 const program = new Command('postline').description('Postline: self-hosted email sending platform').showHelpAfterError();
@@ -23,7 +22,8 @@ program
   .command('start')
   .description('Run the service (API, workers, or both) on the configured database')
   .addOption(new Option('--role <role>', 'which part to run').choices(['all', 'api', 'worker']).default('all'))
-  .action(async (o: { role: Role }) => startServer(loadConfig(), o.role));
+  // Imported when run: the server loads only the modules of the role it starts (src/server.ts).
+  .action(async (o: { role: Role }) => (await import('../server.js')).startServer(loadConfig(), o.role));
 
 program
   .command('migrate')

@@ -16,12 +16,28 @@ import { inSandbox, outsideSandbox } from './sandbox.js';
  * transaction), so a failed write left nothing behind to duplicate. Each process has its own
  * batches; no state outlives a write.
  */
+export interface GroupCommitOptions<T> {
+  maxBatch?: number;
+  maxInFlight?: number;
+  keyOf?: (item: T) => string;
+  /**
+   * A batch of fewer than `upTo` items waits up to `ms` for more before it is written (without
+   * it, one is written as soon as no write is in flight). For writers whose every write has a
+   * large fixed cost on the database and whose callers can wait: the delivery engine's outcome
+   * record (docs/decisions/0046-worker-statements-planned-once.md).
+   */
+  gather?: { ms: number; upTo: number };
+}
+
 export class GroupCommit<T, R> {
   private queue: { item: T; resolve: (r: R) => void; reject: (err: unknown) => void }[] = [];
   private inFlight = 0;
   /** With `keyOf`: how many items of each key are in writes now. */
   private busyKeys = new Map<string, number>();
-  private readonly opts: { maxBatch: number; maxInFlight: number; keyOf?: (item: T) => string };
+  private readonly opts: GroupCommitOptions<T> & { maxBatch: number; maxInFlight: number };
+  /** With `gather`: the wait for more items before a short batch is written, and whether it is over. */
+  private gatherTimer: NodeJS.Timeout | null = null;
+  private gathered = false;
 
   /**
    * `write` stores a batch in one statement and returns one result per item, in order;
@@ -32,11 +48,12 @@ export class GroupCommit<T, R> {
    * 3,924–4,430 → 5,071–5,179 redirects/s with one; docs/benchmarks.md).
    * `keyOf` (optional) keeps the items of one key in submission order: an item waits while an
    * earlier item of its key is being written, so two overlapping writes never race on a key
-   * (the second write would otherwise be free to commit first).
+   * (the second write would otherwise be free to commit first). `gather` (optional) trades
+   * latency for fewer writes where a write's fixed cost dwarfs its items' (see its type).
    */
   constructor(
     private readonly write: (items: T[]) => Promise<R[]>,
-    opts: { maxBatch?: number; maxInFlight?: number; keyOf?: (item: T) => string } = {},
+    opts: GroupCommitOptions<T> = {},
   ) {
     this.opts = { maxBatch: 500, maxInFlight: 1, ...opts };
   }
@@ -53,6 +70,7 @@ export class GroupCommit<T, R> {
 
   private pump(): void {
     while (this.inFlight < this.opts.maxInFlight && this.queue.length > 0) {
+      if (this.waitForMore()) return;
       const batch = this.take();
       if (batch.length === 0) return; // every queued key is in a write; its end pumps again
       this.inFlight++;
@@ -63,6 +81,27 @@ export class GroupCommit<T, R> {
           this.pump();
         });
     }
+  }
+
+  /**
+   * With `gather`, whether a batch shorter than `upTo` waits (its timer started) rather than
+   * being written now: up to `ms` from when a write could first have started.
+   */
+  private waitForMore(): boolean {
+    const gather = this.opts.gather;
+    if (!gather) return false;
+    if (this.queue.length >= gather.upTo || this.gathered) {
+      if (this.gatherTimer) clearTimeout(this.gatherTimer);
+      this.gatherTimer = null;
+      this.gathered = false;
+      return false;
+    }
+    this.gatherTimer ??= setTimeout(() => {
+      this.gatherTimer = null;
+      this.gathered = true;
+      this.pump();
+    }, gather.ms);
+    return true;
   }
 
   /** The next batch: the queue's head, or with `keyOf` the queued items whose key is free. */

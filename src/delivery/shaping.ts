@@ -127,7 +127,7 @@ export class Shaping {
   /**
    * What the next claim may take of each destination this worker has routed mail to: the caps
    * of its gates that are open, less the messages of its domains this worker holds already
-   * (`held`: claimed and not yet recorded, by recipient domain, whether or not they have reached
+   * (`held`: claimed and still being delivered, by recipient domain, whether or not they have reached
    * their gate yet). A destination not seen yet is not capped: its first claim learns its route.
    */
   claimRooms(held: ReadonlyMap<string, number>): DestinationRooms {

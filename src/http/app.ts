@@ -55,8 +55,10 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
   // JSON only: a text/plain body is an error, not a string handed to a JSON route.
   // Routes that take raw bodies (FBL intake) register their own parser in their scope.
   app.removeContentTypeParser('text/plain');
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks that never wait take `done` rather than being async: no promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    done();
   });
   await app.register(errorsPlugin);
   // Answers of 1 KB and more go out br or gzip compressed (the dashboard's bundle, the

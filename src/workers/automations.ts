@@ -9,22 +9,31 @@ import { automationEventsPossible } from '../db/queries/automations/definitions.
 import type { Notifications } from './notifications.js';
 import type { WorkerDeps } from './deps.js';
 
+/** The automation loops; `runs` and `pending` are also woken by the worker's idle probe (./idle-probe.ts). */
+export interface AutomationLoops {
+  runs: Loop;
+  events: Loop;
+  pending: Loop;
+}
+
 /**
- * The automation loops: the run engine (woken when triggers start or wake runs, polling every
- * second for waits that come due), the event handler (woken with the webhook dispatcher on
- * new events) and the queued triggers of imports (woken with the engine). A full batch means more is waiting: go again at once.
+ * The automation loops: the run engine (woken when triggers start or wake runs, and by the
+ * worker's one-second idle probe when waits come due), the event handler (woken with the
+ * webhook dispatcher on new events) and the queued triggers of imports (woken with the engine,
+ * and by the probe). `pollMs` is the engine's and the triggers' own timer, a safety net behind
+ * the probe. A full batch means more is waiting: go again at once.
  */
-export function startAutomationLoops(deps: WorkerDeps, notifications: Notifications, onError: (name: string, err: unknown) => void): Loop[] {
+export function startAutomationLoops(deps: WorkerDeps, notifications: Notifications, onError: (name: string, err: unknown) => void, pollMs: number): AutomationLoops {
   const engine: EngineDeps = { pool: deps.pool, config: deps.config, links: new TrackingLinks(deps.config), now: () => deps.clock.now(),
     subscribers: subscriberWritesForAutomations };
-  const runs: Loop = startLoop('automation-runs', 1000, async () => {
+  const runs: Loop = startLoop('automation-runs', pollMs, async () => {
     if ((await runDueAutomations(engine)) >= ENGINE_BATCH) runs.wake();
   }, onError);
   const events: Loop = startLoop('automation-events', 1000, async () => {
     if ((await handleAutomationEvents(deps.pool, engine.now)) >= EVENT_BATCH) events.wake();
   }, onError);
   // Triggers queued by imports: starting their runs wakes the engine (afterCommit notify).
-  const pending: Loop = startLoop('automation-pending-triggers', 1000, async () => {
+  const pending: Loop = startLoop('automation-pending-triggers', pollMs, async () => {
     if ((await runPendingTriggers(deps.pool, engine.now)) >= PENDING_BATCH) pending.wake();
   }, onError);
   notifications.on('postline_automations', () => {
@@ -40,5 +49,5 @@ export function startAutomationLoops(deps: WorkerDeps, notifications: Notificati
     wake: () => events.wake(),
     onError: (err) => onError('automation-events', err),
   });
-  return [runs, events, pending];
+  return { runs, events, pending };
 }

@@ -9,6 +9,7 @@ import { startWebhookDispatcher } from './webhooks.js';
 import { wakeOnEventsWhilePresent } from './presence.js';
 import { anyActiveHook } from '../db/queries/hooks.js';
 import { startAutomationLoops } from './automations.js';
+import { IDLE_PROBE_MS, SAFETY_POLL_MS, startIdleProbe } from './idle-probe.js';
 import { sendConfirmationMails } from '../domain/audience/confirmation-mail.js';
 import { TrackingLinks } from '../domain/tracking/links.js';
 import { withTransaction } from '../db/pool.js';
@@ -50,7 +51,8 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
   const onFanOut = (running: boolean) => {
     if (delivery.holdCampaigns(running) && !running) deliveryLoop.wake();
   };
-  const campaignLoop = startLoop('campaigns', 1_000, () => runCampaignStep({ ...campaignDeps(deps), onFanOut }), onError);
+  // Woken by NOTIFY postline_campaigns and by the idle probe while a campaign is sending or due.
+  const campaignLoop = startLoop('campaigns', SAFETY_POLL_MS, () => runCampaignStep({ ...campaignDeps(deps), onFanOut }), onError);
   notifications.on('postline_campaigns', () => campaignLoop.wake());
   const webhooks = startWebhookDispatcher(deps, onError);
   const tlsReports = deps.config.tlsReports.send ? tlsReportDeps(deps) : null;
@@ -62,14 +64,21 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
     wake: () => webhooks.wake(),
     onError: (err) => onError('webhooks', err),
   });
+  // Campaigns, double opt-in mails and the automation engine and queued triggers run when the
+  // idle probe (one statement a second) finds them work; their own timers are only a safety net.
+  const confirmations = startLoop('confirmation-mails', SAFETY_POLL_MS, () => runConfirmationMails(deps, links), onError);
+  const automations = startAutomationLoops(deps, notifications, onError, SAFETY_POLL_MS);
   const loops: Loop[] = [
     startLoop('maintenance', 60_000, () => runMaintenance(deps.pool, deps.clock), onError),
     startLoop('subscriber-imports', 1_000, () => runPendingImports(deps.pool), onError),
     deliveryLoop,
     campaignLoop,
     webhooks,
-    startLoop('confirmation-mails', 2_000, () => runConfirmationMails(deps, links), onError),
-    ...startAutomationLoops(deps, notifications, onError),
+    confirmations,
+    automations.runs,
+    automations.events,
+    automations.pending,
+    startIdleProbe(deps, { automationRuns: automations.runs, pendingTriggers: automations.pending, confirmations, campaigns: campaignLoop }, IDLE_PROBE_MS, onError),
     // TLS reports of the finished UTC day to the domains that ask for them (POSTLINE_TLSRPT_SEND=true).
     ...(tlsReports ? [startLoop('tls-reports', 10 * 60_000, () => sendDueTlsReports(tlsReports), onError)] : []),
   ];

@@ -125,3 +125,36 @@ test('group commit with keyOf: items of one key never go into overlapping writes
   assert.deepEqual(await Promise.all([a1, ...rest]), ['a1', 'a2', 'b1', 'a3', 'c1']);
   assert.deepEqual(committed.filter((i) => i[0] === 'a'), ['a1', 'a2', 'a3']);
 });
+
+test('group commit with gather: a short batch waits for more (up to its time), a batch of upTo goes at once', async () => {
+  const batches: number[][] = [];
+  const gc = new GroupCommit<number, number>(
+    async (items) => {
+      batches.push(items);
+      return items.map((i) => i * 10);
+    },
+    { maxBatch: 100, maxInFlight: 1, gather: { ms: 200, upTo: 3 } },
+  );
+  // upTo items: written together at once, no wait.
+  const full = [1, 2, 3].map((i) => gc.submit(i));
+  assert.deepEqual(batches, [[1, 2, 3]]);
+  assert.deepEqual(await Promise.all(full), [10, 20, 30]);
+  // Fewer: held back, and what arrives meanwhile joins them.
+  const t0 = performance.now();
+  const a = gc.submit(4);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(batches, [[1, 2, 3]], 'a lone item waits for company');
+  const b = gc.submit(5);
+  assert.deepEqual(await Promise.all([a, b]), [40, 50]);
+  assert.deepEqual(batches, [[1, 2, 3], [4, 5]]);
+  assert.ok(performance.now() - t0 >= 150, 'written when its wait was over');
+  // Reaching upTo while waiting ends the wait.
+  const c = gc.submit(6);
+  const d = gc.submit(7);
+  await new Promise((r) => setTimeout(r, 10));
+  const t1 = performance.now();
+  const e = gc.submit(8);
+  assert.deepEqual(await Promise.all([c, d, e]), [60, 70, 80]);
+  assert.ok(performance.now() - t1 < 150, 'the third item ended the wait');
+  assert.deepEqual(batches.at(-1), [6, 7, 8]);
+});

@@ -90,13 +90,15 @@ export async function addToRateWindows(
   db: Queryable, counts: { bucket: string; windowStart: Date; n: number }[],
 ): Promise<{ bucket: string; window_start: Date; count: number }[]> {
   const sorted = [...counts].sort((a, b) => (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : a.windowStart.getTime() - b.windowStart.getTime()));
-  const { rows } = await db.query<{ bucket: string; window_start: Date; count: number }>(
-    `INSERT INTO rate_limit_windows (bucket, window_start, count)
+  const { rows } = await db.query<{ bucket: string; window_start: Date; count: number }>({
+    // Named: each connection parses and plans it once, not once per group of counted requests.
+    name: 'add_to_rate_windows',
+    text: `INSERT INTO rate_limit_windows (bucket, window_start, count)
      SELECT bucket, window_start, n FROM unnest($1::text[], $2::timestamptz[], $3::int[]) WITH ORDINALITY AS c(bucket, window_start, n, i) ORDER BY i
      ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_windows.count + excluded.count
      RETURNING bucket, window_start, count`,
-    [sorted.map((c) => c.bucket), sorted.map((c) => c.windowStart), sorted.map((c) => c.n)],
-  );
+    values: [sorted.map((c) => c.bucket), sorted.map((c) => c.windowStart), sorted.map((c) => c.n)],
+  });
   return rows;
 }
 

@@ -132,8 +132,10 @@ export async function insertSendsUnlessSuppressed(
   keys: (string | null)[],
   events: SentEventRow[],
 ): Promise<Set<string>> {
-  const { rows: out } = await db.query<{ suppressed: string[] }>(
-    `WITH src AS (
+  const { rows: out } = await db.query<{ suppressed: string[] }>({
+    // Named: each connection parses and plans it once, not once per group of accepts.
+    name: 'insert_sends_unless_suppressed',
+    text: `WITH src AS (
        SELECT r.doc, r.doc->>'id' AS id, coalesce(r.doc->>'group_id', r.doc->>'id') AS send_id,
               EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = r.doc->>'account_id' AND s.email_key = k.key) AS suppressed
          FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(doc, i)
@@ -166,8 +168,8 @@ export async function insertSendsUnlessSuppressed(
      SELECT (SELECT count(*) FROM daily) AS rolled_up, ARRAY(SELECT id FROM src WHERE suppressed) AS suppressed,
             CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_messages', '') END AS wake_messages,
             CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_events', '') END AS wake_events`,
-    [JSON.stringify(rows), keys, JSON.stringify(events), JSON.stringify(SUPPRESSED_ROW)],
-  );
+    values: [JSON.stringify(rows), keys, JSON.stringify(events), JSON.stringify(SUPPRESSED_ROW)],
+  });
   return new Set(out[0].suppressed);
 }
 

@@ -7,8 +7,8 @@ import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { selectSubscriberByKey } from '../../db/queries/subscribers.js';
 import { TemplateCache } from '../../templates/cache.js';
-import type { FieldUse } from '../../templates/index.js';
-import { fieldUses, type MergeWarning } from '../merge/checks.js';
+import { fieldsOf, type Template } from '../../templates/index.js';
+import type { MergeWarning } from '../merge/checks.js';
 import { mergeSendVariables, type MergeSubscriber } from '../merge/context.js';
 import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import { checkAddresses, checkAttachments, checkContent, checkRawSubject, checkSchedule, type SendRequest } from './send-input.js';
@@ -111,19 +111,29 @@ async function renderContent(ctx: SendContext, req: SendRequest, unsubscribeUrl:
     html: own(req.html) ?? template?.html ?? null,
     text: own(req.text) ?? template?.text ?? null,
   };
-  const uses = fieldUses(parts);
-  const subscriber = await subscriberIfNamed(ctx, req, uses);
+  const subscriber = await subscriberIfNamed(ctx, req, parts);
   // The signed URL is made only for content that prints it: unused, it would be a MAC per send for nothing.
-  const variables = mergeSendVariables(req.variables, req.to, subscriber, uses.some((u) => u.head === 'unsubscribe_url') ? unsubscribeUrl() : '');
+  const variables = mergeSendVariables(req.variables, req.to, subscriber, names(parts, 'unsubscribe_url') ? unsubscribeUrl() : '');
   const empty = emptyFieldCollector();
   const rendered = renderCompiledTemplate(parts, variables, empty.onEmpty);
   return { subject: rendered.subject ?? '', html: rendered.html, text: rendered.text, warnings: empty.warnings() };
 }
 
+/**
+ * Whether any part uses a field whose first name is `head`; read from each parsed template's
+ * own field list (found once per template), so a send allocates nothing for it.
+ */
+function names(parts: Record<string, Template | null>, head: string): boolean {
+  for (const part of Object.values(parts)) {
+    if (part !== null && fieldsOf(part).some((u) => u.head === head)) return true;
+  }
+  return false;
+}
+
 /** The recipient as a subscriber, looked up only when the content names `subscriber` and the request did not give one. */
-async function subscriberIfNamed(ctx: SendContext, req: SendRequest, uses: readonly FieldUse[]): Promise<MergeSubscriber | null> {
+async function subscriberIfNamed(ctx: SendContext, req: SendRequest, parts: Record<string, Template | null>): Promise<MergeSubscriber | null> {
   if (req.variables && Object.prototype.hasOwnProperty.call(req.variables, 'subscriber')) return null;
-  if (!uses.some((u) => u.head === 'subscriber')) return null;
+  if (!names(parts, 'subscriber')) return null;
   const key = emailKey(req.to);
   return key ? selectSubscriberByKey(ctx.db, ctx.accountId, key) : null;
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import {
   claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, renewIdempotencyLease, type IdempotencyLease,
@@ -70,9 +70,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance) => {
     return claim;
   };
 
-  app.addHook('preHandler', async (request, reply) => {
-    const header = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || header === undefined || !request.auth) return;
+  const claimKey = async (request: FastifyRequest, reply: FastifyReply, header: string | string[]) => {
     const key = Array.isArray(header) ? header[0] : header;
     if (!KEY_PATTERN.test(key)) {
       throw new AppError('validation_failed', 'Idempotency-Key must be 1 to 255 printable ASCII characters', {
@@ -103,11 +101,9 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance) => {
     reply.code(record.status_code).header('Idempotent-Replayed', 'true');
     if (record.content_type) reply.type(record.content_type);
     return reply.send(record.response_body ? decryptSecret(record.response_body, app.deps.config.secret, PURPOSE) : '');
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const claim = finish(request);
-    if (!claim) return payload;
+  const storeAnswer = async (claim: IdempotencyClaim, reply: FastifyReply, payload: unknown) => {
     if (reply.statusCode >= 500 || (typeof payload !== 'string' && !Buffer.isBuffer(payload) && payload !== null && payload !== undefined)) {
       await releaseIdempotencyKey(records, claim.lease);
       return payload;
@@ -117,10 +113,23 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance) => {
     const contentType = (reply.getHeader('content-type') as string | undefined) ?? null;
     await completeIdempotencyKey(records, claim.lease, { status: reply.statusCode, body, contentType });
     return payload;
+  };
+
+  // A request without the header (most) passes with `done`, no promise; one with it waits for its claim.
+  app.addHook('preHandler', (request, reply, done) => {
+    const header = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || header === undefined || !request.auth) return done();
+    return claimKey(request, reply, header) as unknown as void;
+  });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const claim = finish(request);
+    if (!claim) return done(null, payload);
+    return storeAnswer(claim, reply, payload) as unknown as void;
   });
   // A response that never reached onSend (the socket closed first) stops renewing: the lease
   // then runs out and a retry takes over.
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', (request, _reply, done) => {
     finish(request);
+    done();
   });
 });

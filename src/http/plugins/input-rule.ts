@@ -29,6 +29,10 @@ function headerProblems(request: FastifyRequest): FieldError[] {
   return out;
 }
 
+function textRefusal(errors: FieldError[]): AppError {
+  return new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+}
+
 /**
  * One input rule for every route (docs/errors.md, "Text and nesting"): before a handler or a
  * schema sees a request,
@@ -55,7 +59,7 @@ export const inputRulePlugin = fp(async (app: FastifyInstance) => {
     parseJson(request, bytes.toString('utf8'), done);
   });
 
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const errors: FieldError[] = [];
     const url = request.raw.url ?? '';
     const q = url.indexOf('?');
@@ -63,17 +67,13 @@ export const inputRulePlugin = fp(async (app: FastifyInstance) => {
     errors.push(...findTextProblems(request.params, 'params'), ...findTextProblems(request.query, 'querystring'), ...headerProblems(request));
     const skip = request.routeOptions.config.bodyTextCheckedByHandler ?? [];
     if (!(typeof request.body === 'string' && skip.includes(''))) errors.push(...findTextProblems(request.body, '', { skip: skip.filter((p) => p !== '') }));
-    if (errors.length > 0) {
-      throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
-    }
+    done(errors.length > 0 ? textRefusal(errors) : undefined);
   });
 
   // Schema coercion turns `?limit=1e309` into Infinity, which JSON Schema's integer and
   // maximum checks let through (Ajv): refused here, after coercion, before any handler.
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', (request, _reply, done) => {
     const errors = [...findTextProblems(request.query, 'querystring'), ...findTextProblems(request.params, 'params')];
-    if (errors.length > 0) {
-      throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
-    }
+    done(errors.length > 0 ? textRefusal(errors) : undefined);
   });
 });

@@ -30,10 +30,26 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
 
   deliveryGauges(registry, () => deliveryStatus(pool, app.deps.config.deliveryPolicy, app.deps.clock.now()));
 
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
-    requests.inc(labels);
-    duration.observe(labels, reply.elapsedTime / 1000);
+  // The series of each (method, route, status) bound once: prom-client hashes a labels object
+  // on every inc/observe otherwise. As many entries as series, which the labels already bound.
+  const series = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
+  const seriesOf = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`;
+    let s = series.get(key);
+    if (!s) {
+      const labels = { method, route, status: String(status) };
+      const counter = requests.labels(labels);
+      const histogram = duration.labels(labels);
+      s = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
+      series.set(key, s);
+    }
+    return s;
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    const s = seriesOf(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+    s.count();
+    s.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   app.get('/metrics', { schema: { hide: true }, config: { public: true } }, async (_request, reply) => {

@@ -51,8 +51,8 @@ export const sandboxPlugin = fp(async (app: FastifyInstance, opts: { realPool: P
     }
   });
 
-  app.addHook('preSerialization', async (request, reply, payload) => {
-    if (!request.sandboxed || reply.statusCode >= 300 || payload === null || typeof payload !== 'object' || Array.isArray(payload) || Buffer.isBuffer(payload)) return payload;
-    return 'sandbox' in payload ? payload : { ...payload, sandbox: true };
+  app.addHook('preSerialization', (request, reply, payload: unknown, done) => {
+    if (!request.sandboxed || reply.statusCode >= 300 || payload === null || typeof payload !== 'object' || Array.isArray(payload) || Buffer.isBuffer(payload)) return done(null, payload);
+    done(null, 'sandbox' in payload ? payload : { ...payload, sandbox: true });
   });
 });

@@ -1,0 +1,56 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { startCli } from '../helpers/cli.js';
+import { testDatabase } from '../helpers/db.js';
+
+/**
+ * Each role loads only its own modules (src/server.ts, docs/architecture.md#processes-and-roles):
+ * a worker never loads the HTTP app and its dependencies, an API process never loads the
+ * delivery engine and the background loops. Which modules a process loaded is read from a
+ * module resolve hook that writes every resolved URL to a file.
+ */
+const db = await testDatabase();
+const dir = mkdtempSync(join(tmpdir(), 'postline-roles-'));
+const hook = join(dir, 'hook.mjs');
+writeFileSync(join(dir, 'resolve.mjs'), `
+import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  appendFileSync(process.env.POSTLINE_TEST_MODULE_LOG, r.url + '\\n');
+  return r;
+}
+`);
+writeFileSync(hook, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'resolve.mjs')).href)});\n`);
+
+async function modulesOf(role: 'api' | 'worker'): Promise<string[]> {
+  const log = join(dir, `${role}.log`);
+  writeFileSync(log, '');
+  const env = {
+    DATABASE_URL: db.url, POSTLINE_DATA_DIR: mkdtempSync(join(dir, role)), PORT: '0', POSTLINE_SMTP_PORT: '0',
+    POSTLINE_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'warn', NODE_OPTIONS: `--import ${pathToFileURL(hook).href}`,
+    POSTLINE_TEST_MODULE_LOG: log,
+  };
+  const started = await startCli(['start', '--role', role], env, /postline ready/);
+  started.child.kill('SIGTERM');
+  await new Promise((r) => started.child.once('exit', r));
+  return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+}
+
+const loaded = (modules: string[], path: string) => modules.some((m) => m.includes(path));
+
+test('a worker loads no HTTP app, routes or listeners; an API process loads no delivery engine or background loops', { timeout: 120_000 }, async () => {
+  const worker = await modulesOf('worker');
+  assert.ok(loaded(worker, '/src/workers/index.ts'), 'the hook saw the worker start its loops');
+  for (const apiOnly of ['/src/http/app.ts', '/node_modules/fastify/', '/src/inbound/smtp-listener.ts', '/src/submission/listener.ts', '/node_modules/@fastify/swagger']) {
+    assert.ok(!loaded(worker, apiOnly), `a worker loaded ${apiOnly}`);
+  }
+  const api = await modulesOf('api');
+  assert.ok(loaded(api, '/src/http/app.ts'), 'the hook saw the API build its app');
+  for (const workerOnly of ['/src/workers/index.ts', '/src/delivery/engine.ts']) {
+    assert.ok(!loaded(api, workerOnly), `an API process loaded ${workerOnly}`);
+  }
+});
