@@ -15,7 +15,7 @@ import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import { AppError } from '../errors.js';
 import { randomBytes } from 'node:crypto';
 import { buildMimeSync, type MimeTreeNode } from './mime-build.js';
-import { writeMessage, type MessageParts } from './mime/write-message.js';
+import { writeMessage, writeMessageText, type MessageParts, type WrittenMessage } from './mime/write-message.js';
 import { htmlToText } from './html-text/index.js';
 
 export type Mailbox = string | { email: string; name?: string };
@@ -234,6 +234,20 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
 }
 
 /**
+ * composeMessage for a caller that signs the message next: the narrow writer's strings (header
+ * fields and body, see writeMessageText), which the DKIM signer reads without making them bytes
+ * first, or MailComposer's bytes for a shape that writer does not cover. Either gives
+ * composeMessage's bytes.
+ */
+export async function composeWritten(input: ComposeInput): Promise<WrittenMessage | Buffer> {
+  const parts = messageParts(input);
+  const baseBoundary = nextBaseBoundary();
+  return writeMessageText(parts, baseBoundary) ?? composeWithMailComposer(parts, baseBoundary);
+}
+
+export type { WrittenMessage };
+
+/**
  * A boundary base as MimeNode draws one: 8 bytes from crypto.randomBytes as 16 hex digits.
  * They are drawn 128 at a time: a randomBytes call per message cost more than the draw.
  */
@@ -295,6 +309,11 @@ async function composeWithMailComposer(parts: MessageParts, baseBoundary: string
  */
 export function composeNarrow(input: ComposeInput, baseBoundary: string): Buffer | null {
   return writeMessage(messageParts(input), baseBoundary);
+}
+
+/** composeNarrow as strings, for test/mail/dkim-written.test.ts. */
+export function composeNarrowWritten(input: ComposeInput, baseBoundary: string): WrittenMessage | null {
+  return writeMessageText(messageParts(input), baseBoundary);
 }
 
 export async function composeWithLibrary(input: ComposeInput, baseBoundary: string): Promise<Buffer> {

@@ -7,7 +7,7 @@
  */
 import { createPublicKey, generateKeyPair as generateKeyPairCb } from 'node:crypto';
 import { promisify } from 'node:util';
-import { dkimSignatureHeaders, DkimSignatureError, type DkimSignature, type DkimSignatureAlgorithm } from './dkim/sign.js';
+import { dkimSignatureHeaders, dkimSignatureHeadersOfWritten, DkimSignatureError, type DkimSignature, type DkimSignatureAlgorithm, type DkimSignRequest } from './dkim/sign.js';
 
 const generateKeyPair = promisify(generateKeyPairCb);
 
@@ -90,16 +90,40 @@ export async function signMessage(
   raw: Buffer,
   opts: { domain: string; keys: DkimSigningKey[]; signTime?: Date; extraHeaders?: readonly string[] },
 ): Promise<Buffer> {
+  const headers = signatureHeaders(opts, (request) => dkimSignatureHeaders(raw, request))!;
+  return Buffer.concat([Buffer.from(headers, 'latin1'), raw]);
+}
+
+/**
+ * signMessage for a message the narrow MIME writer left as strings (its header fields, folded,
+ * and its body: src/mail/compose.ts's composeWritten): signed from those strings, and the
+ * signed message made bytes once, DKIM-Signature fields and all. The same bytes as signMessage
+ * of the composed message (test/mail/dkim-written.test.ts), which it falls back to for strings
+ * the bytes would read otherwise.
+ */
+export async function signWrittenMessage(
+  written: { headerFields: readonly string[]; body: string },
+  opts: { domain: string; keys: DkimSigningKey[]; signTime?: Date; extraHeaders?: readonly string[] },
+): Promise<Buffer> {
+  const headers = signatureHeaders(opts, (request) => dkimSignatureHeadersOfWritten(written.headerFields, written.body, request));
+  const message = `${written.headerFields.join('\r\n')}\r\n\r\n${written.body}`;
+  if (headers === null) return signMessage(Buffer.from(message, 'utf8'), opts);
+  return Buffer.from(headers + message, 'utf8');
+}
+
+/** The DKIM-Signature fields `make` writes for the request opts make, every failure a DkimSignError. */
+function signatureHeaders(
+  opts: { domain: string; keys: DkimSigningKey[]; signTime?: Date; extraHeaders?: readonly string[] },
+  make: (request: DkimSignRequest) => string | null,
+): string | null {
   if (opts.keys.length === 0) throw new DkimSignError('no DKIM keys given', []);
   // One t= for every signature, read once.
   const signTime = opts.signTime ?? new Date();
-  let headers: string;
   try {
-    headers = dkimSignatureHeaders(raw, { domain: opts.domain, signatures: opts.keys, signTime, headerList: [...DKIM_SIGNED_HEADERS, ...(opts.extraHeaders ?? [])] });
+    return make({ domain: opts.domain, signatures: opts.keys, signTime, headerList: [...DKIM_SIGNED_HEADERS, ...(opts.extraHeaders ?? [])] });
   } catch (err) {
     const selector = err instanceof DkimSignatureError ? err.selector : undefined;
     const message = err instanceof Error ? err.message : String(err);
     throw new DkimSignError(`DKIM signing failed: ${selector ? `${selector}: ` : ''}${message}`, [{ selector, message }]);
   }
-  return Buffer.concat([Buffer.from(headers, 'latin1'), raw]);
 }

@@ -1,6 +1,6 @@
 import type { MessageRow } from '../../db/queries/messages.js';
-import { composeMessage, htmlToText } from '../../mail/compose.js';
-import { signMessage, type DkimSigningKey } from '../../mail/dkim.js';
+import { composeWritten, htmlToText } from '../../mail/compose.js';
+import { signMessage, signWrittenMessage, type DkimSigningKey } from '../../mail/dkim.js';
 import { rewriteHtml } from '../../mail/html-rewrite.js';
 import { encodeVerp } from '../../mail/verp.js';
 import { escapeHtml } from '../../templates/index.js';
@@ -106,7 +106,7 @@ export async function buildMessage(
   // part given by the sender is kept as written, with the footer appended.
   const baseText = rowText ?? (rowHtml !== null ? placeTrackedLinks(derivedText(rowHtml), tracked) : '');
   const text = baseText.includes(unsubscribeUrl) ? baseText : baseText + footerText(unsubscribeUrl);
-  const composed = await composeMessage({
+  const composed = await composeWritten({
     from: { email: row.from_email, ...(row.from_name ? { name: row.from_name } : {}) },
     // The envelope recipient is row.to_email; the headers are the send's: its To and Cc, never Bcc.
     // header_to may list several addresses (SMTP submission keeps its To header as written).
@@ -124,6 +124,8 @@ export async function buildMessage(
     date: opts.now,
     listUnsubscribe: { url: links.oneClick(row.id), mailto: `mailto:${returnPath}?subject=unsubscribe` },
   });
-  const raw = await signMessage(composed, { domain: signing.domain, keys: signing.keys, signTime: opts.now });
+  // The narrow writer's strings are signed as they are and made bytes once, signatures included.
+  const dkim = { domain: signing.domain, keys: signing.keys, signTime: opts.now };
+  const raw = Buffer.isBuffer(composed) ? await signMessage(composed, dkim) : await signWrittenMessage(composed, dkim);
   return { raw, returnPath };
 }

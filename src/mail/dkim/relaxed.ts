@@ -55,6 +55,8 @@ export interface HeaderField {
   text: string;
 }
 
+const headerField = (text: string): HeaderField => ({ name: /^[^:]+/.exec(text)?.[0].trim() ?? '', text });
+
 /** Header fields in message order; a line starting with whitespace continues the one above. */
 export function parseHeaderFields(headerText: string): HeaderField[] {
   const lines = headerText.replace(/[\r\n]+$/, '').split(/\r?\n/);
@@ -62,8 +64,7 @@ export function parseHeaderFields(headerText: string): HeaderField[] {
   let current: string[] | null = null;
   const close = () => {
     if (!current) return;
-    const text = current.join('\r\n');
-    fields.push({ name: /^[^:]+/.exec(text)?.[0].trim() ?? '', text });
+    fields.push(headerField(current.join('\r\n')));
   };
   for (let i = 0; i < lines.length; i++) {
     if (i > 0 && /^\s/.test(lines[i]) && current) {
@@ -98,6 +99,23 @@ export function relaxedHeader(text: string): string {
     .replace(/\s+/g, ' ')
     .trim();
 }
+
+/**
+ * relaxedHeader for a field of writtenHeaderFields (ASCII, every line break a CRLF): when the
+ * unfolded field has no whitespace but single spaces and none before its colon, the relaxed
+ * form is the name in lower case, the colon, and the value without the space that starts or
+ * ends it. Anything else goes through relaxedHeader.
+ */
+export function relaxedWrittenHeader(text: string): string {
+  const line = text.includes('\n') ? text.replaceAll('\r\n', '') : text;
+  const colon = line.indexOf(':');
+  if (colon <= 0 || NOT_SINGLE_SPACES.test(line) || line.lastIndexOf(' ', colon) !== -1) return relaxedHeader(text);
+  const start = line.charCodeAt(colon + 1) === SP ? colon + 2 : colon + 1;
+  const end = line.length > start && line.charCodeAt(line.length - 1) === SP ? line.length - 1 : line.length;
+  return `${line.slice(0, colon).toLowerCase()}:${line.slice(start, end)}`;
+}
+/** Whitespace other than a space (what `\s` matches in Latin-1 text), or two spaces. */
+const NOT_SINGLE_SPACES = /[^\S ]|  /;
 
 /**
  * SHA-256 of the relaxed-canonicalised body, in one pass: most composed bodies hold no tab, no
@@ -164,4 +182,51 @@ function rewriteLine(body: Buffer, start: number, end: number, out: Buffer, writ
   for (; pendingCr > 0; pendingCr--) out[written++] = CR;
   if (end > start && body[end - 1] === LF) out[written++] = LF;
   return written;
+}
+
+/**
+ * The header fields of a message handed over as written (src/mail/mime/write-message.ts's
+ * fields, folded, each line after the first starting with whitespace), read as
+ * parseHeaderFields reads the header block they make when joined by CRLF and written in UTF-8:
+ * a field of one line is taken as it is, a folded one is parsed on its own, and a field with a
+ * non-ASCII character (an 8-bit address, SMTPUTF8) is read as the Latin-1 text of its UTF-8
+ * bytes, as the block is. Null when the block would not be read field by field (a lone CR or
+ * LF, a field that starts with whitespace or holds an empty line): the caller then signs the
+ * message's bytes.
+ */
+export function writtenHeaderFields(written: readonly string[]): HeaderField[] | null {
+  const fields: HeaderField[] = [];
+  for (let text of written) {
+    if (text === '' || NOT_ONE_FIELD.test(text)) return null;
+    if (NON_ASCII.test(text)) text = Buffer.from(text, 'utf8').toString('latin1');
+    if (!text.includes('\n')) fields.push(headerField(text));
+    else for (const field of parseHeaderFields(text)) fields.push(field);
+  }
+  return fields;
+}
+/** A lone CR or LF, a line that starts with whitespace, or an empty line. */
+const NOT_ONE_FIELD = /^\s|\r(?!\n)|(?<!\r)\n|\n(?:\r|$)/;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** A tab, two spaces, or a space before a CR (relaxedBodyHash looks for a tab, two spaces, a space before CRLF). */
+const MAY_NEED_REWRITE = /\t| [ \r]/;
+
+/**
+ * relaxedBodyHash of the bytes `body` (a string) is in UTF-8, hashed without making them a
+ * buffer first; null when the body has a lone LF (the message's bytes would read it as CRLF:
+ * the caller then hashes those).
+ */
+export function relaxedBodyHashOfText(body: string): Buffer | null {
+  for (let lf = body.indexOf('\n'); lf !== -1; lf = body.indexOf('\n', lf + 1)) {
+    if (lf === 0 || body.charCodeAt(lf - 1) !== CR) return null;
+  }
+  // What decides a rewrite is ASCII, found in the string as in its bytes; one regular expression
+  // is cheaper than two searches for a pattern starting with a space, which text is full of (a
+  // space before a lone CR matches too, and takes the general path: slower, not different).
+  if (MAY_NEED_REWRITE.test(body)) return relaxedBodyHash(Buffer.from(body, 'utf8'));
+  let end = body.length;
+  while (end > 0 && (body.charCodeAt(end - 1) === LF || body.charCodeAt(end - 1) === CR)) end--;
+  const hash = createHash('sha256');
+  if (end > 0) hash.update(end === body.length ? body : body.slice(0, end), 'utf8').update(CRLF);
+  return hash.digest();
 }

@@ -7,7 +7,7 @@
  */
 import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { BoundedMap } from '../../lib/bounded-map.js';
-import { parseHeaderFields, relaxedBodyHash, relaxedHeader, selectSignedFields, splitMessage } from './relaxed.js';
+import { parseHeaderFields, relaxedBodyHash, relaxedBodyHashOfText, relaxedHeader, relaxedWrittenHeader, selectSignedFields, splitMessage, writtenHeaderFields, type HeaderField } from './relaxed.js';
 
 export type DkimSignatureAlgorithm = 'rsa' | 'ed25519';
 
@@ -63,10 +63,29 @@ export function dkimSignatureHeaders(raw: Buffer, request: DkimSignRequest): str
   if (!TAG_VALUE.test(request.domain)) throw new DkimSignatureError(`invalid signing domain ${JSON.stringify(request.domain)}`);
   const message = splitMessage(raw);
   if (!message) throw new DkimSignatureError('the message has no empty line between header and body');
-  const signed = selectSignedFields(parseHeaderFields(message.headerText), request.headerList);
+  return signatureHeaders(parseHeaderFields(message.headerText), relaxedBodyHash(message.body), request, relaxedHeader);
+}
+
+/**
+ * dkimSignatureHeaders for the message the header fields and body make when joined (fields by
+ * CRLF, then an empty line, then the body) and written in UTF-8, read from the strings the MIME
+ * writer left rather than from those bytes: no split, no parse of the header block, the body
+ * hashed from the string. Null when the strings are not read the way the bytes would be (see
+ * writtenHeaderFields and relaxedBodyHashOfText): sign the bytes then.
+ */
+export function dkimSignatureHeadersOfWritten(headerFields: readonly string[], body: string, request: DkimSignRequest): string | null {
+  if (!TAG_VALUE.test(request.domain)) throw new DkimSignatureError(`invalid signing domain ${JSON.stringify(request.domain)}`);
+  const fields = writtenHeaderFields(headerFields);
+  const bodyHash = fields && relaxedBodyHashOfText(body);
+  if (!fields || !bodyHash) return null;
+  return signatureHeaders(fields, bodyHash, request, relaxedWrittenHeader);
+}
+
+function signatureHeaders(fields: HeaderField[], bodyHash: Buffer, request: DkimSignRequest, relaxed: (text: string) => string): string {
+  const signed = selectSignedFields(fields, request.headerList);
   const h = signed.map((field) => field.name).join(': ');
-  const signedHeaders = Buffer.from(signed.map((field) => `${relaxedHeader(field.text)}\r\n`).join(''), 'latin1');
-  const bh = relaxedBodyHash(message.body).toString('base64');
+  const signedHeaders = Buffer.from(signed.map((field) => `${relaxed(field.text)}\r\n`).join(''), 'latin1');
+  const bh = bodyHash.toString('base64');
   const t = Math.floor(request.signTime.getTime() / 1000);
 
   let out = '';

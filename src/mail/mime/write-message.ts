@@ -130,15 +130,34 @@ function rootHeaders(m: MessageParts, body: Part): string[] {
   return out;
 }
 
+/** A message as the writer leaves it before it is made bytes: the root's header fields (folded, without line breaks) and the body after the empty line. */
+export interface WrittenMessage {
+  headerFields: string[];
+  body: string;
+}
+
+/**
+ * The message as strings, or null for a shape this writer does not cover: joined (fields by
+ * CRLF, an empty line, the body) and written in UTF-8, they are writeMessage's bytes. The DKIM
+ * signer reads them as they are (src/mail/dkim.ts signWrittenMessage). Every line break in them
+ * is CRLF: text bodies pass through LeWindows' CRLFs, base64 and multipart lines are joined by
+ * CRLF, folded header lines too.
+ */
+export function writeMessageText(m: MessageParts, baseBoundary: string): WrittenMessage | null {
+  const body = bodyPart(m, baseBoundary);
+  if (!body) return null;
+  let text = body.body;
+  // nodemailer's LastNewline transform: the message ends with a line break (an empty body
+  // leaves the message ending with the empty line after the header).
+  if (text !== '' && !text.endsWith('\n')) text += text.endsWith('\r') ? '\n' : '\r\n';
+  return { headerFields: rootHeaders(m, body), body: text };
+}
+
 /**
  * The message's bytes, or null for a shape this writer does not cover. `baseBoundary` is the
  * random part of the boundaries: 16 hex digits, as MimeNode draws it (crypto.randomBytes(8)).
  */
 export function writeMessage(m: MessageParts, baseBoundary: string): Buffer | null {
-  const body = bodyPart(m, baseBoundary);
-  if (!body) return null;
-  let message = `${rootHeaders(m, body).join('\r\n')}\r\n\r\n${body.body}`;
-  // nodemailer's LastNewline transform: the message ends with a line break.
-  if (!message.endsWith('\n')) message += message.endsWith('\r') ? '\n' : '\r\n';
-  return Buffer.from(message, 'utf8');
+  const written = writeMessageText(m, baseBoundary);
+  return written && Buffer.from(`${written.headerFields.join('\r\n')}\r\n\r\n${written.body}`, 'utf8');
 }
