@@ -97,18 +97,20 @@ export async function signMessage(
 /**
  * signMessage for a message the narrow MIME writer left as strings (its header fields, folded,
  * and its body: src/mail/compose.ts's composeWritten): signed from those strings, and the
- * signed message made bytes once, DKIM-Signature fields and all. The same bytes as signMessage
+ * signed message made bytes once, DKIM-Signature fields and all (by `toBytes`, given the signed
+ * message as a string: UTF-8, or with its wire form as the build step makes it). The same bytes as signMessage
  * of the composed message (test/mail/dkim-written.test.ts), which it falls back to for strings
  * the bytes would read otherwise.
  */
 export async function signWrittenMessage(
   written: { headerFields: readonly string[]; body: string },
   opts: { domain: string; keys: DkimSigningKey[]; signTime?: Date; extraHeaders?: readonly string[] },
+  toBytes: (message: string) => Buffer = (message) => Buffer.from(message, 'utf8'),
 ): Promise<Buffer> {
   const headers = signatureHeaders(opts, (request) => dkimSignatureHeadersOfWritten(written.headerFields, written.body, request));
   const message = `${written.headerFields.join('\r\n')}\r\n\r\n${written.body}`;
   if (headers === null) return signMessage(Buffer.from(message, 'utf8'), opts);
-  return Buffer.from(headers + message, 'utf8');
+  return toBytes(headers + message);
 }
 
 /** The DKIM-Signature fields `make` writes for the request opts make, every failure a DkimSignError. */

@@ -3,6 +3,7 @@ import { composeWritten, htmlToText } from '../../mail/compose.js';
 import { signMessage, signWrittenMessage, type DkimSigningKey } from '../../mail/dkim.js';
 import { rewriteHtml } from '../../mail/html-rewrite.js';
 import { encodeVerp } from '../../mail/verp.js';
+import { messageWithDataWire } from '../../mail/smtp-data/made-with-message.js';
 import { escapeHtml } from '../../templates/index.js';
 import { ContentCache } from '../../lib/content-cache.js';
 import { isTrackableUrl } from '../tracking/tokens.js';
@@ -124,8 +125,9 @@ export async function buildMessage(
     date: opts.now,
     listUnsubscribe: { url: links.oneClick(row.id), mailto: `mailto:${returnPath}?subject=unsubscribe` },
   });
-  // The narrow writer's strings are signed as they are and made bytes once, signatures included.
+  // The narrow writer's strings are signed as they are and made bytes once, signatures included,
+  // with the SMTP DATA wire form in the same buffer when it is the message and a terminator.
   const dkim = { domain: signing.domain, keys: signing.keys, signTime: opts.now };
-  const raw = Buffer.isBuffer(composed) ? await signMessage(composed, dkim) : await signWrittenMessage(composed, dkim);
+  const raw = Buffer.isBuffer(composed) ? await signMessage(composed, dkim) : await signWrittenMessage(composed, dkim, messageWithDataWire);
   return { raw, returnPath };
 }

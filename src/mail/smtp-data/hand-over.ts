@@ -14,6 +14,7 @@
  */
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
 import { toDataWire } from './wire-form.js';
+import { dataWireMadeWith } from './made-with-message.js';
 
 /** What DataStream adds to a Transform (nodemailer/lib/smtp-connection/data-stream). */
 interface DataStreamShape extends Transform {
@@ -31,7 +32,8 @@ export function writeMessageData(stream: Writable, raw: Buffer): DataPath {
     stream.end(raw);
     return 'nodemailer';
   }
-  const wire = toDataWire(raw);
+  // The build step makes most messages' wire form with them (made-with-message.ts).
+  const wire = dataWireMadeWith(raw) ?? toDataWire(raw);
   // The counts nodemailer reports (info.messageSize, its log line): source and wire bytes.
   stream._transform = (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) => {
     stream.inByteCount += raw.length;
