@@ -95,8 +95,7 @@ function mac(key: TokenKey, kind: string, payload: string): string {
     .createHmac('sha256', key)
     .update(`postline-token/v1/${kind}\n${payload}`)
     .digest()
-    .subarray(0, MAC_BYTES)
-    .toString('base64url');
+    .toString('base64url', 0, MAC_BYTES);
 }
 
 // ---------------------------------------------------------------------------------------
