@@ -97,10 +97,10 @@ export async function signMessage(
 /**
  * signMessage for a message the narrow MIME writer left as strings (its header fields, folded,
  * and its body: src/mail/compose.ts's composeWritten): signed from those strings, and the
- * signed message made bytes once, DKIM-Signature fields and all (by `toBytes`, given the signed
- * message as a string: UTF-8, or with its wire form as the build step makes it). The same bytes as signMessage
- * of the composed message (test/mail/dkim-written.test.ts), which it falls back to for strings
- * the bytes would read otherwise.
+ * signed message made bytes once, DKIM-Signature fields and all, by `toBytes` (UTF-8, or with
+ * its wire form as the build step makes it). The same bytes as signMessage of the composed
+ * message (test/mail/dkim-written.test.ts), which it falls back to for strings the bytes would
+ * read otherwise (docs/decisions/0050-build-step-from-written-strings.md).
  */
 export async function signWrittenMessage(
   written: { headerFields: readonly string[]; body: string },
