@@ -1,20 +1,7 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
-import { registerAccountCommands } from '../cli/accounts.js';
-import { registerMailboxCommands } from '../cli/mailbox.js';
-import { registerFblCommands } from '../cli/fbl.js';
-import { registerBounceCommands } from '../cli/bounces.js';
 import { reportCliError, withDatabase, output } from '../cli/context.js';
-import { registerSubscriberCommands } from '../cli/subscribers.js';
-import { registerDomainCommands } from '../cli/domains.js';
-import { registerHookCommands } from '../cli/hooks.js';
-import { registerCampaignCommands } from '../cli/campaigns.js';
-import { registerAutomationCommands } from '../cli/automations.js';
-import { registerUserCommands } from '../cli/users.js';
-import { registerTlsReportCommands } from '../cli/tls-report.js';
-import { registerDeliveryCommands } from '../cli/delivery.js';
 import { loadConfig, type Role } from '../config.js';
-import { bootstrapDefaultAccount } from '../bootstrap.js';
 
 const program = new Command('postline').description('Postline: self-hosted email sending platform').showHelpAfterError();
 
@@ -39,22 +26,16 @@ program
   .description('Create the first account, its API keys and the owner\'s sign-in link, and print them (once; for api and worker processes on a shared DATABASE_URL, which create nothing at start)')
   .option('--json', 'print JSON')
   .action(async (o: { json?: boolean }) => {
+    const { bootstrapDefaultAccount } = await import('../bootstrap.js');
     const banner = await withDatabase(({ pool, config }) => bootstrapDefaultAccount(pool, config));
     const already = 'already initialised: accounts exist. New keys: postline keys create --account <id>; dashboard access: postline users reset-password --email <email>';
     output(o.json, { created: banner !== null, text: banner ?? already }, () => banner ?? already);
   });
 
-registerAccountCommands(program);
-registerMailboxCommands(program);
-registerFblCommands(program);
-registerBounceCommands(program);
-registerDomainCommands(program);
-registerSubscriberCommands(program);
-registerHookCommands(program);
-registerCampaignCommands(program);
-registerAutomationCommands(program);
-registerUserCommands(program);
-registerTlsReportCommands(program);
-registerDeliveryCommands(program);
+// `postline start` is the only command the service runs by: it loads the modules of the role it
+// starts and nothing else, so a worker's start-up CPU is not spent compiling the administrative
+// commands (cli/commands.ts). Any other command line (or none, or `help`) gets the whole tree.
+// The command is the first argument: the program itself takes no options besides --help.
+if (process.argv[2] !== 'start') (await import('../cli/commands.js')).registerAdminCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { simpleParser } from 'mailparser';
+import { parseMail } from '../mail/parse-mail.js';
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../clock.js';
@@ -60,7 +60,7 @@ async function acceptSubmission(
   deps: Deps & { pipeline: SendPipeline; counter: RateCounter }, sender: Sender, raw: Buffer, envelopeTo: string[],
 ): Promise<string> {
   const now = deps.clock.now();
-  const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextLinks: true, skipTextToHtml: true, skipImageLinks: true });
+  const mail = await parseMail(raw, { skipHtmlToText: true, skipTextLinks: true, skipTextToHtml: true, skipImageLinks: true });
   const [windowCount, seen] = await Promise.all([
     deps.counter.count(rateBucket(sender.accountId, sender.mode), rateWindowStart(now)),
     mail.messageId ? claimMessageId(deps.pool, { ...sender, messageId: mail.messageId, now, leaseMs: deps.config.idempotencyLeaseMs }) : null,

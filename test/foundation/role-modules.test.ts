@@ -42,15 +42,35 @@ async function modulesOf(role: 'api' | 'worker'): Promise<string[]> {
 
 const loaded = (modules: string[], path: string) => modules.some((m) => m.includes(path));
 
+/**
+ * Loaded at first use or by other commands only: each costs a worker's start-up CPU (module
+ * resolution and compilation) for work it may never do.
+ */
+const WORKER_NEVER_LOADS_AT_START = [
+  '/src/cli/commands.ts', // `postline start` registers no administrative command
+  '/node_modules/mailparser/', // bounces, complaints and submissions are parsed by the API process
+  '/node_modules/cli-progress/', // progress bars of CLI commands
+  '/node_modules/@node-rs/argon2', // dashboard passwords
+  '/node_modules/csv-parse/', // CSV imports are parsed when the API accepts them
+];
+
 test('a worker loads no HTTP app, routes or listeners; an API process loads no delivery engine or background loops', { timeout: 120_000 }, async () => {
   const worker = await modulesOf('worker');
   assert.ok(loaded(worker, '/src/workers/index.ts'), 'the hook saw the worker start its loops');
   for (const apiOnly of ['/src/http/app.ts', '/node_modules/fastify/', '/src/inbound/smtp-listener.ts', '/src/submission/listener.ts', '/node_modules/@fastify/swagger']) {
     assert.ok(!loaded(worker, apiOnly), `a worker loaded ${apiOnly}`);
   }
+  // Nor what only the administrative commands or the incoming mail need (docs/decisions/0049-start-up-cpu.md).
+  for (const notAtStart of WORKER_NEVER_LOADS_AT_START) {
+    assert.ok(!loaded(worker, notAtStart), `a worker loaded ${notAtStart} at start`);
+  }
   const api = await modulesOf('api');
   assert.ok(loaded(api, '/src/http/app.ts'), 'the hook saw the API build its app');
   for (const workerOnly of ['/src/workers/index.ts', '/src/delivery/engine.ts']) {
     assert.ok(!loaded(api, workerOnly), `an API process loaded ${workerOnly}`);
+  }
+  // The API parses mail and hashes passwords when mail or a sign-in comes, not at start.
+  for (const notAtStart of ['/src/cli/commands.ts', '/node_modules/mailparser/', '/node_modules/@node-rs/argon2', '/node_modules/cli-progress/']) {
+    assert.ok(!loaded(api, notAtStart), `an API process loaded ${notAtStart} at start`);
   }
 });
