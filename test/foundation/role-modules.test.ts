@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import nodeModule from 'node:module';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,19 +27,24 @@ export async function resolve(specifier, context, next) {
 `);
 writeFileSync(hook, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'resolve.mjs')).href)});\n`);
 
-async function modulesOf(role: 'api' | 'worker'): Promise<string[]> {
+/** Starts `postline start --role <role>` once, stops it when ready: the modules it loaded and its data dir. */
+async function startRole(role: 'api' | 'worker'): Promise<{ modules: string[]; dataDir: string }> {
   const log = join(dir, `${role}.log`);
   writeFileSync(log, '');
+  const dataDir = mkdtempSync(join(dir, role));
   const env = {
-    DATABASE_URL: db.url, POSTLINE_DATA_DIR: mkdtempSync(join(dir, role)), PORT: '0', POSTLINE_SMTP_PORT: '0',
+    DATABASE_URL: db.url, POSTLINE_DATA_DIR: dataDir, PORT: '0', POSTLINE_SMTP_PORT: '0',
     POSTLINE_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'warn', NODE_OPTIONS: `--import ${pathToFileURL(hook).href}`,
     POSTLINE_TEST_MODULE_LOG: log,
   };
   const started = await startCli(['start', '--role', role], env, /postline ready/);
   started.child.kill('SIGTERM');
   await new Promise((r) => started.child.once('exit', r));
-  return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  return { modules: readFileSync(log, 'utf8').split('\n').filter(Boolean), dataDir };
 }
+const started = new Map<string, ReturnType<typeof startRole>>();
+const startedRole = (role: 'api' | 'worker') => started.get(role) ?? started.set(role, startRole(role)).get(role)!;
+const modulesOf = async (role: 'api' | 'worker') => (await startedRole(role)).modules;
 
 const loaded = (modules: string[], path: string) => modules.some((m) => m.includes(path));
 
@@ -72,5 +78,18 @@ test('a worker loads no HTTP app, routes or listeners; an API process loads no d
   // The API parses mail and hashes passwords when mail or a sign-in comes, not at start.
   for (const notAtStart of ['/src/cli/commands.ts', '/node_modules/mailparser/', '/node_modules/@node-rs/argon2', '/node_modules/cli-progress/']) {
     assert.ok(!loaded(api, notAtStart), `an API process loaded ${notAtStart} at start`);
+  }
+});
+
+test('postline start keeps V8\'s compile cache in the data dir, on a Node that has one', { timeout: 120_000 }, async () => {
+  const { dataDir } = await startedRole('worker');
+  const cache = join(dataDir, 'compile-cache');
+  if (typeof (nodeModule as Partial<typeof nodeModule>).flushCompileCache === 'function') {
+    // Saved when the process was ready: one directory per Node version, with the compiled modules in it.
+    const [version] = readdirSync(cache);
+    assert.ok(version?.startsWith(process.version), `compile cache holds ${version}`);
+    assert.ok(readdirSync(join(cache, version)).length > 100, 'the modules the worker compiled are cached');
+  } else {
+    assert.ok(!existsSync(cache), 'no compile cache where Node has none');
   }
 });
