@@ -131,3 +131,14 @@ test('request writes: with sends and reads through two API processes at once, th
   assert.equal(await windowTotal(`${acc.accountId}:live`), 601);
   assert.equal(await messagesOf(acc.accountId), 599 - 200 + 1);
 });
+
+test('request writes: a HEAD request (the twin Fastify adds to a GET route) is authenticated and counted once', async () => {
+  clock.set('2026-11-20T10:03:10.000Z');
+  const acc = await createTestAccount(pool, 'Heads');
+  assert.equal((await first.app.inject({ method: 'HEAD', url: '/api/v1/me' })).statusCode, 401);
+  const head = await first.app.inject({ method: 'HEAD', url: '/api/v1/me', headers: acc.live });
+  assert.equal(head.statusCode, 200);
+  assert.equal(head.headers['ratelimit-remaining'], '599');
+  assert.equal((await first.app.inject({ url: '/api/v1/me', headers: acc.live })).headers['ratelimit-remaining'], '598');
+  assert.equal(await windowTotal(`${acc.accountId}:live`), 2);
+});

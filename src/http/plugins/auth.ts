@@ -61,8 +61,7 @@ export const authPlugin = fp(async (app: FastifyInstance) => {
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.url.startsWith('/api/v1') || route.config?.public) return;
     const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    // Fastify adds a GET route's HEAD twin from the same options: it must not count twice.
-    if (own.includes(authenticateRequest as onRequestHookHandler)) return;
+    // A new array: the HEAD twin Fastify adds to a GET route gets its own (test/foundation/request-writes.test.ts).
     route.onRequest = [authenticateRequest as onRequestHookHandler, ...own];
   });
 });
