@@ -3,7 +3,7 @@
  * draws the same map). A rule here is the architecture: change the two together.
  *
  * Layers, lowest first. Each may import only the layers below it:
- *   kernel files (src/*.ts: config and its delivery-policy with sending-identity, clock, ids, errors, logging) and lib/ — import no other layer
+ *   kernel files (src/*.ts: config with data-dir, package-root and its delivery-policy with sending-identity, clock, ids, errors, logging) and lib/ — import no other layer
  *   templates/ (the template language)     — kernel, lib
  *   db/                                   — kernel, lib (mail/ for types only)
  *   mail/                                 — kernel, lib
@@ -12,7 +12,7 @@
  *   delivery/                             — domain, db, mail, queue, templates, kernel, lib
  *   http/, inbound/, submission/          — everything below, never db/ from a route
  *   workers/                              — everything below except http/ and cli/
- *   cli/, server.ts, bootstrap.ts, bin/   — the entry points
+ *   cli/, server.ts, bootstrap.ts, compile-cache.ts, bin/ — the entry points
  */
 
 /** The rooms of src/domain/, lowest first: a room imports only rooms before it (and itself). */
@@ -42,7 +42,7 @@ const roomRules = DOMAIN_ROOMS.slice(0, -1).map((room, i) => ({
   to: { path: DOMAIN_ROOMS.slice(i + 1).map((r) => r.path) },
 }));
 
-const KERNEL_FILES = '^src/(config|delivery-policy|sending-identity|clock|ids|errors|logging)\\.ts$';
+const KERNEL_FILES = '^src/(config|data-dir|package-root|delivery-policy|sending-identity|clock|ids|errors|logging)\\.ts$';
 
 module.exports = {
   forbidden: [

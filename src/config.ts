@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { dataDirOf } from './data-dir.js';
 import { loadPolicy, PolicyError, type DeliveryPolicy } from './delivery-policy.js';
 
 export type DeliveryMode = 'mx' | 'relay' | 'capture';
@@ -165,7 +166,7 @@ function tlsReportSettings(env: Env, host: string): Config['tlsReports'] {
 
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
-  const dataDir = resolve(env.POSTLINE_DATA_DIR || './data');
+  const dataDir = dataDirOf(env);
   const baseUrl = url(env, 'POSTLINE_BASE_URL', `http://localhost:${port}`, ['http:', 'https:']);
   const delivery = (env.POSTLINE_DELIVERY || 'mx') as DeliveryMode;
   if (!['mx', 'relay', 'capture'].includes(delivery)) {

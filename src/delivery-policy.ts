@@ -102,8 +102,23 @@ export function rulesOf(p: ProviderPolicy): ReplyRule[] {
 
 /** `*.google.com` matches `aspmx.l.google.com` (and `google.com` itself does not). */
 export function globMatches(glob: string, host: string): boolean {
-  const re = new RegExp('^' + glob.toLowerCase().split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^]*') + '$');
-  return re.test(host.toLowerCase().replace(/\.$/, ''));
+  return globPattern(glob).test(host.toLowerCase().replace(/\.$/, ''));
+}
+
+/**
+ * Each glob's expression, compiled once: every message's destination is matched against every
+ * provider's globs, and compiling them anew took more of a worker's time than the matching.
+ * The globs are the policy's (a few dozen at most), so the cache stays that small.
+ */
+const globPatterns = new Map<string, RegExp>();
+
+function globPattern(glob: string): RegExp {
+  let re = globPatterns.get(glob);
+  if (re === undefined) {
+    re = new RegExp('^' + glob.toLowerCase().split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^]*') + '$');
+    globPatterns.set(glob, re);
+  }
+  return re;
 }
 
 /** Where a message goes, as shaping sees it: one budget per key. */

@@ -7,6 +7,7 @@ import { loggerOptions } from './logging.js';
 import { openDatabase } from './db/open.js';
 import { createMailDns } from './mail/dns.js';
 import { checkSourcesAtStart } from './delivery/sources/check-at-start.js';
+import { saveCompileCache } from './compile-cache.js';
 
 /**
  * `postline start`: opens the database (embedded unless DATABASE_URL), migrates, and runs
@@ -54,6 +55,7 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   const port = app ? (app.server.address() as AddressInfo).port : undefined;
   log.info({ role, port, smtpPort: inbound?.port, submissionPort: submission?.port, submissionsPort: submission?.tlsPort }, 'postline started');
   const listening = port !== undefined && port !== config.port ? ` (listening on port ${port})` : '';
+  saveCompileCache();
   process.stdout.write(`postline ready (role ${role})${app ? ` on ${config.baseUrl}${listening}` : ''}\n`);
 
   let stopping = false;

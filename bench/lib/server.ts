@@ -78,7 +78,10 @@ function postgresCpu(dataDir: string): number {
 /** BENCH_PROFILE_ROLE=worker writes a V8 CPU profile of each such process to BENCH_PROFILE_DIR. */
 function startProcess(role: string, env: Record<string, string>): Promise<{ child: ChildProcess; startupCpu: number }> {
   const profile = process.env.BENCH_PROFILE_ROLE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench-profiles'}`] : [];
-  const child = spawn(process.execPath, [...profile, 'dist/bin/postline.js', 'start', '--role', role], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_WORKER_NODE_FLAGS="--flag …" starts the worker processes with node/V8 flags: an A/B of
+  // a runtime setting (decision 0051 measured the young generation's size this way).
+  const flags = role === 'worker' ? (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...profile, ...flags, 'dist/bin/postline.js', 'start', '--role', role], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../package-root.js';
 import type { Pool } from './pool.js';
 
-export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+export const MIGRATIONS_DIR = join(PACKAGE_ROOT, 'migrations');
 
 // Any constant works; it only has to be the same for every Postline process.
 const MIGRATION_LOCK = 7_310_004_221;

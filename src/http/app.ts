@@ -15,6 +15,7 @@ import { idempotencyPlugin } from './plugins/idempotency.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { sandboxPlugin } from './plugins/sandbox.js';
 import { sandboxAware } from '../db/sandbox.js';
+import { RequestWrites } from '../domain/request-writes.js';
 import { fblRoutes } from './routes/fbl.js';
 import { healthRoutes } from './routes/health.js';
 import { trackingRoutes } from './routes/tracking.js';
@@ -52,6 +53,8 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean } = {}): 
   // Handlers get the pool through the test-key sandbox (db/sandbox.ts): the same pool for live
   // keys, a rolled-back transaction for a test key's writes (plugins/sandbox.ts).
   app.decorate('deps', { ...deps, pool: sandboxAware(deps.pool) });
+  // One group commit for what requests write on their way (rate counts, accepted sends).
+  app.decorate('requestWrites', new RequestWrites({ pool: app.deps.pool, relaxedPool: deps.relaxedPool }));
   // JSON only: a text/plain body is an error, not a string handed to a JSON route.
   // Routes that take raw bodies (FBL intake) register their own parser in their scope.
   app.removeContentTypeParser('text/plain');

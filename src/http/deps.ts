@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { AuthContext } from '../domain/keys/api-keys.js';
 import type { VerifiedKeyCache } from '../domain/keys/key-cache.js';
+import type { RequestWrites } from '../domain/request-writes.js';
 
 /** What route handlers may use. Passed in, so tests boot the production app on their own database and clock. */
 export interface AppDeps {
@@ -18,6 +19,8 @@ declare module 'fastify' {
     deps: AppDeps;
     /** This process's verified API keys (domain/keys/key-cache.ts); a revocation here forgets the key. */
     keyCache: VerifiedKeyCache;
+    /** This process's group commit of the rate counts and accepted sends (domain/request-writes.ts). */
+    requestWrites: RequestWrites;
   }
   interface FastifyRequest {
     /** Set on every authenticated /api/v1 request. */

@@ -9,7 +9,7 @@
  * lower-case field names (Microsoft), the historic Received-Date instead of Arrival-Date,
  * no Original-Rcpt-To (the recipient is redacted or only in the original's headers).
  */
-import { simpleParser } from 'mailparser';
+import { parseMail } from './parse-mail.js';
 import {
   bareAddress,
   field,
@@ -92,7 +92,7 @@ export async function parseArf(raw: Buffer | string): Promise<ArfParseResult> {
 async function parseTextArf(raw: Buffer | string): Promise<ArfParseResult | null> {
   let text: string;
   try {
-    text = (await simpleParser(raw, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true })).text ?? '';
+    text = (await parseMail(raw, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true })).text ?? '';
   } catch {
     return null;
   }

@@ -12,7 +12,8 @@
  * interpret; `parseFieldBlocks` reads them (folded lines, repeated fields, blank-line
  * separated groups).
  */
-import { simpleParser, type AddressObject, type SimpleParserOptions } from 'mailparser';
+import type { AddressObject, SimpleParserOptions } from 'mailparser';
+import { parseMail } from './parse-mail.js';
 
 // ---------------------------------------------------------------------------------------
 // multipart/report, shared with arf.ts
@@ -59,7 +60,7 @@ export const ORIGINAL_MESSAGE_TYPES: readonly string[] = [
 export async function readMultipartReport(raw: Buffer | string): Promise<ReportReadResult> {
   let mail;
   try {
-    mail = await simpleParser(raw, PARSER_OPTIONS);
+    mail = await parseMail(raw, PARSER_OPTIONS);
   } catch (err) {
     return { ok: false, reason: 'unparseable', detail: `not a MIME message: ${(err as Error).message}` };
   }
@@ -183,7 +184,7 @@ export async function readOriginalHeaders(content: Buffer): Promise<OriginalHead
   let to: string | null = null;
   let subject: string | null = null;
   try {
-    const mail = await simpleParser(Buffer.from(`${head}\r\n\r\n`, 'utf8'), PARSER_OPTIONS);
+    const mail = await parseMail(Buffer.from(`${head}\r\n\r\n`, 'utf8'), PARSER_OPTIONS);
     messageId = normalizeMessageId(mail.messageId);
     from = firstAddress(mail.from);
     to = firstAddress(mail.to);

@@ -47,6 +47,8 @@ const TRANSACTION_REFUSED = new Set(['EENVELOPE', 'EMESSAGE']);
 export class SmtpSession {
   private readonly connection: SMTPConnection;
   private opened: Promise<void> | null = null;
+  /** The opening succeeded: sends skip it. */
+  private ready = false;
   private dead = false;
   private idleTimer: NodeJS.Timeout | null = null;
   /** Fails the send in flight, if any (see discard). */
@@ -98,6 +100,7 @@ export class SmtpSession {
         const done = () => {
           if (settled) return;
           settled = true;
+          this.ready = true;
           this.abandonOpen = null;
           this.connection.removeListener('error', fail);
           resolve();
@@ -117,9 +120,13 @@ export class SmtpSession {
   async send(from: string, to: string, raw: Buffer): Promise<SendOutcome> {
     this.clearIdle();
     const reused = this.messages > 0;
-    await this.open().catch((error: SessionError) => {
-      throw { error, retryable: false } satisfies SendFailure;
-    });
+    // Opened once; a reused connection goes straight to the transaction (awaiting the settled
+    // opening cost two promises and a turn of the microtask queue per message).
+    if (!this.ready) {
+      await this.open().catch((error: SessionError) => {
+        throw { error, retryable: false } satisfies SendFailure;
+      });
+    }
     let written = false;
     let dataPath: DataPath = 'nodemailer';
     // SMTPConnection pipes a message with a pipe() into its DATA stream once DATA is accepted:

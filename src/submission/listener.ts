@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { simpleParser } from 'mailparser';
+import { parseMail } from '../mail/parse-mail.js';
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../clock.js';
@@ -8,7 +8,7 @@ import { isLoopbackHost, type Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { rateBucket, RATE_WINDOW_MS, rateWindowStart, verifyApiKey } from '../domain/keys/api-keys.js';
 import { VerifiedKeyCache } from '../domain/keys/key-cache.js';
-import { RateCounter } from '../domain/keys/rate-counter.js';
+import { RequestWrites } from '../domain/request-writes.js';
 import { SendPipeline, type Sender } from '../domain/sending/send-pipeline.js';
 import { AppError } from '../errors.js';
 import { claimMessageId } from './message-id-dedup.js';
@@ -57,10 +57,10 @@ function senderOf(session: SMTPServerSession): Sender {
  * AppError for every refusal.
  */
 async function acceptSubmission(
-  deps: Deps & { pipeline: SendPipeline; counter: RateCounter }, sender: Sender, raw: Buffer, envelopeTo: string[],
+  deps: Deps & { pipeline: SendPipeline; counter: RequestWrites }, sender: Sender, raw: Buffer, envelopeTo: string[],
 ): Promise<string> {
   const now = deps.clock.now();
-  const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextLinks: true, skipTextToHtml: true, skipImageLinks: true });
+  const mail = await parseMail(raw, { skipHtmlToText: true, skipTextLinks: true, skipTextToHtml: true, skipImageLinks: true });
   const [windowCount, seen] = await Promise.all([
     deps.counter.count(rateBucket(sender.accountId, sender.mode), rateWindowStart(now)),
     mail.messageId ? claimMessageId(deps.pool, { ...sender, messageId: mail.messageId, now, leaseMs: deps.config.idempotencyLeaseMs }) : null,
@@ -97,8 +97,9 @@ export async function startSubmissionListeners(deps: Deps): Promise<SubmissionLi
   if (port === undefined && tlsPort === undefined) return { port: undefined, tlsPort: undefined, close: async () => {} };
   const tls = { cert: readFileSync(tlsCert!), key: readFileSync(tlsKey!) };
   const keyCache = new VerifiedKeyCache(clock);
-  const counter = new RateCounter(deps.relaxedPool ?? pool);
-  const accept = { ...deps, pipeline: new SendPipeline({ pool, config, clock }), counter };
+  // The messages' rate counts and their rows share the listener's round trips, as the API's do.
+  const counter = new RequestWrites({ pool, relaxedPool: deps.relaxedPool });
+  const accept = { ...deps, pipeline: new SendPipeline({ pool, config, clock, writes: counter }), counter };
   const sizeLimit = config.bodyLimit;
 
   const server = (secure: boolean) => {

@@ -66,8 +66,9 @@ test('no active hook and no automation: 30 batches of new events wake neither th
   const ms = await outcomeBatches(30, 'delivered');
   const after = snapshot();
   // What remains is each loop's poll, once a second (before: one query per batch, and a
-  // transaction per batch for the event handler).
-  const polls = Math.ceil(ms / 1000) + 2;
+  // transaction per batch for the event handler). The margin allows for timers that slip and
+  // then catch up on a loaded machine; waking per batch would show 30 or more.
+  const polls = Math.ceil(ms / 1000) + 5;
   assert.ok(after.hookClaims - before.hookClaims <= polls, `${after.hookClaims - before.hookClaims} hook claims in ${ms} ms`);
   assert.ok(after.automationTakes - before.automationTakes <= polls, `${after.automationTakes - before.automationTakes} automation queue takes in ${ms} ms`);
 });

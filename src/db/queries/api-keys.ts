@@ -78,26 +78,56 @@ export async function findLiveKey(db: Queryable, hash: Buffer): Promise<LiveKeyR
   return rows[0] ?? null;
 }
 
+/** Requests to count, per (bucket, window): what a group of counted requests adds. */
+export interface RateWindowCount {
+  bucket: string;
+  windowStart: Date;
+  n: number;
+}
+
+/** A window's total after a statement's addition. */
+export interface RateWindowTotal {
+  bucket: string;
+  window_start: Date;
+  count: number;
+}
+
 /**
- * Counts many requests in their rate-limit windows in one statement (domain/keys/rate-counter.ts
- * group-commits them): each (bucket, window) gets `n` added and the total after the addition
- * is returned. The window row is shared by every API process, so the limit stays global and
- * exact: every request adds exactly one, and the totals a batch returns are its own. Rows are
- * inserted in (bucket, window) order so two processes' batches lock shared rows in the same
- * order and cannot deadlock.
+ * The upsert that counts requests in their windows, with its three array parameters numbered
+ * from `first` (`$first` buckets, then window starts, then counts; see rateWindowParams): each
+ * (bucket, window) gets `n` added and the total after the addition is returned. The window row
+ * is shared by every API process, so the limit stays global and exact: every request adds
+ * exactly one, and the totals a statement returns are its own. Rows are inserted in
+ * (bucket, window) order so two processes' statements lock shared rows in the same order and
+ * cannot deadlock. Also the first part of the accept statement that carries counts
+ * (queries/counted-accepts.ts).
  */
-export async function addToRateWindows(
-  db: Queryable, counts: { bucket: string; windowStart: Date; n: number }[],
-): Promise<{ bucket: string; window_start: Date; count: number }[]> {
+export function rateWindowsUpsert(first: number): string {
+  return `INSERT INTO rate_limit_windows (bucket, window_start, count)
+     SELECT bucket, window_start, n FROM unnest($${first}::text[], $${first + 1}::timestamptz[], $${first + 2}::int[]) WITH ORDINALITY AS c(bucket, window_start, n, i) ORDER BY i
+     ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_windows.count + excluded.count
+     RETURNING bucket, window_start, count`;
+}
+
+/** rateWindowsUpsert's three parameters, in the (bucket, window) order that keeps lock order. */
+export function rateWindowParams(counts: readonly RateWindowCount[]): [string[], Date[], number[]] {
   const sorted = [...counts].sort((a, b) => (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : a.windowStart.getTime() - b.windowStart.getTime()));
-  const { rows } = await db.query<{ bucket: string; window_start: Date; count: number }>({
+  return [sorted.map((c) => c.bucket), sorted.map((c) => c.windowStart), sorted.map((c) => c.n)];
+}
+
+const ADD_TO_RATE_WINDOWS = rateWindowsUpsert(1);
+
+/**
+ * Counts many requests in their rate-limit windows in one statement (domain/request-writes.ts
+ * group-commits them): rateWindowsUpsert alone, for a group of requests with no accepted send
+ * to ride with.
+ */
+export async function addToRateWindows(db: Queryable, counts: readonly RateWindowCount[]): Promise<RateWindowTotal[]> {
+  const { rows } = await db.query<RateWindowTotal>({
     // Named: each connection parses and plans it once, not once per group of counted requests.
     name: 'add_to_rate_windows',
-    text: `INSERT INTO rate_limit_windows (bucket, window_start, count)
-     SELECT bucket, window_start, n FROM unnest($1::text[], $2::timestamptz[], $3::int[]) WITH ORDINALITY AS c(bucket, window_start, n, i) ORDER BY i
-     ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_windows.count + excluded.count
-     RETURNING bucket, window_start, count`,
-    values: [sorted.map((c) => c.bucket), sorted.map((c) => c.windowStart), sorted.map((c) => c.n)],
+    text: ADD_TO_RATE_WINDOWS,
+    values: rateWindowParams(counts),
   });
   return rows;
 }

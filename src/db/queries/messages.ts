@@ -106,6 +106,57 @@ export async function insertAcceptedMessages(
 export const SUPPRESSED_ROW = { status: 'suppressed', last_response: 'not sent: the address is on the suppression list' } as const;
 
 /**
+ * The accept statement's parts (insertSendsUnlessSuppressed, and with the rate count in front,
+ * queries/counted-accepts.ts): its CTEs over parameters $1..$4 and its result columns. `after`
+ * is a condition appended to the rows' source so that it is read only after something else.
+ */
+export function acceptCtes(after = ''): string {
+  return `src AS (
+       SELECT r.doc, r.doc->>'id' AS id, coalesce(r.doc->>'group_id', r.doc->>'id') AS send_id,
+              EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = r.doc->>'account_id' AND s.email_key = k.key) AS suppressed
+         FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(doc, i)
+         JOIN unnest($2::text[]) WITH ORDINALITY AS k(key, i) USING (i)${after}
+     ),
+     sends AS (SELECT send_id FROM src GROUP BY send_id HAVING bool_or(NOT suppressed)),
+     m AS (
+       INSERT INTO messages
+       SELECT p.* FROM src JOIN sends USING (send_id),
+         LATERAL jsonb_populate_record(NULL::messages, CASE WHEN src.suppressed THEN src.doc || $4::jsonb ELSE src.doc END) AS p
+       RETURNING 1
+     ),
+     e AS (
+       INSERT INTO events (id, account_id, message_id, type, email, url, data, occurred_at)
+       SELECT id, account_id, message_id, type, email, url, data, occurred_at
+         FROM json_populate_recordset(NULL::events, $3::json)
+        WHERE message_id IN (SELECT id FROM src JOIN sends USING (send_id) WHERE NOT suppressed)
+          AND (SELECT set_config('postline.events_rollup', 'by_caller', true)) IS NOT NULL
+       RETURNING account_id, message_id, occurred_at
+     ),
+     daily AS (
+       INSERT INTO stats_daily AS t (account_id, scope, day, shard, sent)
+       SELECT e.account_id, sc.scope, (e.occurred_at AT TIME ZONE 'UTC')::date, pg_backend_pid() % 4, count(*)
+         FROM e JOIN src ON src.id = e.message_id,
+              LATERAL unnest(ARRAY[''] || ARRAY(SELECT 't:' || tag FROM jsonb_array_elements_text(src.doc->'tags') AS tag)) AS sc(scope)
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+       ON CONFLICT (account_id, scope, day, shard) DO UPDATE SET sent = t.sent + EXCLUDED.sent
+       RETURNING 1
+     )`;
+}
+
+export const ACCEPT_RESULT = `(SELECT count(*) FROM daily) AS rolled_up, ARRAY(SELECT id FROM src WHERE suppressed) AS suppressed,
+            CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_messages', '') END AS wake_messages,
+            CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_events', '') END AS wake_events`;
+
+const SUPPRESSED_JSON = JSON.stringify(SUPPRESSED_ROW);
+
+/** The accept statement's four parameters. */
+export function acceptParams(rows: readonly MessageRow[], keys: readonly (string | null)[], events: readonly SentEventRow[]): unknown[] {
+  return [JSON.stringify(rows), keys, JSON.stringify(events), SUPPRESSED_JSON];
+}
+
+const INSERT_SENDS_UNLESS_SUPPRESSED = `WITH ${acceptCtes()}\n     SELECT ${ACCEPT_RESULT}`;
+
+/**
  * The send API's accepting statement for accounts without a quota (one group commit of
  * concurrent sends, domain/sending/send-pipeline.ts): the suppression check, the inserts and
  * the workers' wake-up in ONE round trip instead of three (docs/decisions/0043-one-statement-accept.md).
@@ -135,40 +186,8 @@ export async function insertSendsUnlessSuppressed(
   const { rows: out } = await db.query<{ suppressed: string[] }>({
     // Named: each connection parses and plans it once, not once per group of accepts.
     name: 'insert_sends_unless_suppressed',
-    text: `WITH src AS (
-       SELECT r.doc, r.doc->>'id' AS id, coalesce(r.doc->>'group_id', r.doc->>'id') AS send_id,
-              EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = r.doc->>'account_id' AND s.email_key = k.key) AS suppressed
-         FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(doc, i)
-         JOIN unnest($2::text[]) WITH ORDINALITY AS k(key, i) USING (i)
-     ),
-     sends AS (SELECT send_id FROM src GROUP BY send_id HAVING bool_or(NOT suppressed)),
-     m AS (
-       INSERT INTO messages
-       SELECT p.* FROM src JOIN sends USING (send_id),
-         LATERAL jsonb_populate_record(NULL::messages, CASE WHEN src.suppressed THEN src.doc || $4::jsonb ELSE src.doc END) AS p
-       RETURNING 1
-     ),
-     e AS (
-       INSERT INTO events (id, account_id, message_id, type, email, url, data, occurred_at)
-       SELECT id, account_id, message_id, type, email, url, data, occurred_at
-         FROM json_populate_recordset(NULL::events, $3::json)
-        WHERE message_id IN (SELECT id FROM src JOIN sends USING (send_id) WHERE NOT suppressed)
-          AND (SELECT set_config('postline.events_rollup', 'by_caller', true)) IS NOT NULL
-       RETURNING account_id, message_id, occurred_at
-     ),
-     daily AS (
-       INSERT INTO stats_daily AS t (account_id, scope, day, shard, sent)
-       SELECT e.account_id, sc.scope, (e.occurred_at AT TIME ZONE 'UTC')::date, pg_backend_pid() % 4, count(*)
-         FROM e JOIN src ON src.id = e.message_id,
-              LATERAL unnest(ARRAY[''] || ARRAY(SELECT 't:' || tag FROM jsonb_array_elements_text(src.doc->'tags') AS tag)) AS sc(scope)
-        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-       ON CONFLICT (account_id, scope, day, shard) DO UPDATE SET sent = t.sent + EXCLUDED.sent
-       RETURNING 1
-     )
-     SELECT (SELECT count(*) FROM daily) AS rolled_up, ARRAY(SELECT id FROM src WHERE suppressed) AS suppressed,
-            CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_messages', '') END AS wake_messages,
-            CASE WHEN EXISTS (SELECT 1 FROM sends) THEN pg_notify('postline_events', '') END AS wake_events`,
-    values: [JSON.stringify(rows), keys, JSON.stringify(events), JSON.stringify(SUPPRESSED_ROW)],
+    text: INSERT_SENDS_UNLESS_SUPPRESSED,
+    values: acceptParams(rows, keys, events),
   });
   return new Set(out[0].suppressed);
 }

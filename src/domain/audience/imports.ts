@@ -1,7 +1,6 @@
 import { type Page } from '../../db/pagination.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { parse as parseCsv } from 'csv-parse/sync';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { notifySoon } from '../../db/notify.js';
 import { afterCommit, withTransaction } from '../../db/pool.js';
@@ -97,12 +96,14 @@ function columnKey(header: string): string {
 }
 
 /** Structure checks done before anything is stored: format, header, row count. */
-export function parseImportSource(source: ImportSource): RawRow[] {
+async function parseImportSource(source: ImportSource): Promise<RawRow[]> {
   if (source.format === 'json') {
     if (!Array.isArray(source.rows)) throw invalid('subscribers', 'must be an array of objects');
     checkCount(source.rows.length);
     return source.rows as RawRow[];
   }
+  // Loaded here: the worker, which runs imports from their stored rows, never parses CSV.
+  const { parse: parseCsv } = await import('csv-parse/sync');
   let records: Record<string, string>[];
   try {
     records = parseCsv(source.text, { columns: (h: string[]) => h.map(columnKey), bom: true, skip_empty_lines: true, trim: true, relax_column_count: true });
@@ -121,7 +122,7 @@ export function parseImportSource(source: ImportSource): RawRow[] {
 /** Validates the list and stores the job; a worker (or the CLI) runs it. */
 export async function createImport(db: Queryable, accountId: string, input: { listId: string; source: ImportSource }, now: Date = new Date()): Promise<SubscriberImport> {
   await requireLists(db, accountId, [input.listId], 'list');
-  const rows = parseImportSource(input.source);
+  const rows = await parseImportSource(input.source);
   const row = await insertImport(db, { id: newId('imp'), accountId, listId: input.listId, total: rows.length, payload: JSON.stringify(rows), now });
   return toImport(row);
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash as digestOf, randomBytes } from 'node:crypto';
 import { finishPage, keyset, type Page } from '../../db/pagination.js';
 import type { Queryable } from '../../db/pool.js';
 import {
@@ -8,7 +8,6 @@ import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { requireAccount } from '../accounts.js';
 import type { VerifiedKeyCache } from './key-cache.js';
-import type { RateCounter } from './rate-counter.js';
 
 export type KeyMode = 'live' | 'test';
 
@@ -40,10 +39,16 @@ export interface AuthContext {
 
 export const RATE_WINDOW_MS = 60_000;
 
+/** Counts a request in its rate-limit window and resolves to its rank there (domain/request-writes.ts). */
+export interface RequestCounter {
+  count(bucket: string, windowStart: Date): Promise<number>;
+}
+
 const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{43,}$/;
 
+/** The key's SHA-256, as stored (one-shot: no Hash object per request). */
 export function hashKey(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
+  return digestOf('sha256', key, 'buffer');
 }
 
 function toApiKey(r: ApiKeyRow): ApiKey {
@@ -104,10 +109,10 @@ export function rateBucket(accountId: string, mode: KeyMode): string {
  * A malformed key is rejected before any query; an unknown or revoked key is indistinguishable
  * from a wrong one (lookup is by hash, so no timing signal about which keys exist). The key
  * is looked up through the process's cache of verified keys (key-cache.ts) and the request
- * counted through its group-committed counter (rate-counter.ts).
+ * counted through the process's group-committed writes (domain/request-writes.ts).
  */
 export async function authenticate(
-  db: Queryable, presented: string | undefined, now: Date, via: { cache: VerifiedKeyCache; counter: RateCounter },
+  db: Queryable, presented: string | undefined, now: Date, via: { cache: VerifiedKeyCache; counter: RequestCounter },
 ): Promise<AuthContext> {
   const verified = await verifyApiKey(db, presented, now, via.cache);
   const windowCount = await via.counter.count(rateBucket(verified.accountId, verified.mode), rateWindowStart(now));
@@ -124,12 +129,9 @@ export async function verifyApiKey(
   if (!presented) throw new AppError('unauthorized', 'Missing API key: send Authorization: Bearer <key> or X-Api-Key: <key>');
   if (!KEY_PATTERN.test(presented)) throw new AppError('unauthorized', 'Malformed API key');
   const hash = hashKey(presented);
-  let row = cache.get(hash);
-  if (!row) {
-    row = await findLiveKey(db, hash);
-    if (!row) throw new AppError('unauthorized', 'Unknown or revoked API key');
-    cache.set(hash, row);
-  }
+  const found = cache.lookup(hash, () => findLiveKey(db, hash));
+  const row = found instanceof Promise ? await found : found;
+  if (!row) throw new AppError('unauthorized', 'Unknown or revoked API key');
   if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() > 60_000) {
     row.last_used_at = now; // the cached row too, so the next requests do not touch it again
     touchApiKey(db, row.key_id, now).catch(() => {}); // best effort; never fails a request

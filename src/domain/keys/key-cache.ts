@@ -14,6 +14,10 @@ import { BoundedMap } from '../../lib/bounded-map.js';
  */
 export class VerifiedKeyCache {
   private readonly entries: BoundedMap<string, { row: LiveKeyRow; at: number }>;
+  /** Lookups in flight, by key hash: the requests of a burst that find no entry share one. */
+  private readonly pending = new Map<string, Promise<LiveKeyRow | null>>();
+  /** Moves on with every `forgetKey`, so a lookup that began before a revocation here is not kept. */
+  private generation = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -23,8 +27,36 @@ export class VerifiedKeyCache {
     this.entries = new BoundedMap(maxEntries);
   }
 
-  get(hash: Buffer): LiveKeyRow | null {
+  /**
+   * The verified key of `hash`: the kept entry while it is fresh, otherwise `load`'s answer,
+   * kept when positive. Concurrent requests with the same key whose entry ran out (or that
+   * arrive before the first answer) wait for one `load` instead of each asking the database:
+   * under load an expired entry met up to a connection pool's worth of lookups of one key.
+   */
+  lookup(hash: Buffer, load: () => Promise<LiveKeyRow | null>): LiveKeyRow | Promise<LiveKeyRow | null> {
     const id = hash.toString('base64');
+    const row = this.fresh(id);
+    if (row) return row;
+    let inFlight = this.pending.get(id);
+    if (!inFlight) {
+      const generation = this.generation;
+      inFlight = load().then(
+        (loaded) => {
+          if (this.pending.get(id) === inFlight) this.pending.delete(id);
+          if (loaded && generation === this.generation) this.entries.set(id, { row: loaded, at: this.clock.now().getTime() });
+          return loaded;
+        },
+        (err: unknown) => {
+          if (this.pending.get(id) === inFlight) this.pending.delete(id);
+          throw err;
+        },
+      );
+      this.pending.set(id, inFlight);
+    }
+    return inFlight;
+  }
+
+  private fresh(id: string): LiveKeyRow | null {
     const hit = this.entries.get(id);
     if (!hit) return null;
     const age = this.clock.now().getTime() - hit.at;
@@ -33,12 +65,10 @@ export class VerifiedKeyCache {
     return null;
   }
 
-  set(hash: Buffer, row: LiveKeyRow): void {
-    this.entries.set(hash.toString('base64'), { row, at: this.clock.now().getTime() });
-  }
-
   /** A key revoked through this process stops working here at once. */
   forgetKey(keyId: string): void {
+    this.generation++;
+    this.pending.clear();
     for (const [id, e] of this.entries) if (e.row.key_id === keyId) this.entries.delete(id);
   }
 }

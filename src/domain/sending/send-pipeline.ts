@@ -1,12 +1,11 @@
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import { GroupCommit } from '../../db/group-commit.js';
 import { notifySoon } from '../../db/notify.js';
 import type { Pool } from '../../db/pool.js';
 import { BoundedMap } from '../../lib/bounded-map.js';
-import { insertSendsUnlessSuppressed, type MessageRow, type SentEventRow } from '../../db/queries/messages.js';
 import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import type { KeyMode } from '../keys/api-keys.js';
+import { RequestWrites } from '../request-writes.js';
 import { SuppressionLookups } from '../suppression.js';
 import { TrackingLinks } from '../tracking/links.js';
 import type { SendRequest } from './send-input.js';
@@ -31,21 +30,23 @@ const DOMAIN_CACHE_ENTRIES = 10_000;
  */
 export class SendPipeline {
   private readonly links: TrackingLinks;
-  private readonly inserts: GroupCommit<{ rows: MessageRow[]; keys: (string | null)[]; events: SentEventRow[] }, Set<string>>;
+  private readonly writes: RequestWrites;
   private readonly suppression: SuppressionLookups;
   // Verified domains change rarely; caching the positive answer for a few seconds saves a
   // query per send. A domain deleted meanwhile stops being accepted within DOMAIN_CACHE_MS.
   private readonly domains = new BoundedMap<string, { domain: SendingDomain; at: number }>(DOMAIN_CACHE_ENTRIES);
 
-  constructor(private readonly deps: { pool: Pool; config: Config; clock: Clock }) {
+  /**
+   * `writes` is the process's group commit of request writes (domain/request-writes.ts), which
+   * the rate-limit counts share; without it the pipeline has one of its own.
+   */
+  constructor(private readonly deps: { pool: Pool; config: Config; clock: Clock; writes?: RequestWrites }) {
     this.links = new TrackingLinks(deps.config);
     // Concurrent accepts are written together: one statement and one commit per batch instead
     // of one per request (bench/send-api), the suppression check and the workers' wake-up
-    // included (bench/accept). Each caller still hears back only after its commit.
-    this.inserts = new GroupCommit(async (batch) => {
-      const suppressed = await insertSendsUnlessSuppressed(deps.pool, batch.flatMap((b) => b.rows), batch.flatMap((b) => b.keys), batch.flatMap((b) => b.events));
-      return batch.map((b) => new Set(b.rows.filter((r) => suppressed.has(r.id)).map((r) => r.id)));
-    });
+    // included (bench/accept), and the rate counts of requests arriving meanwhile with them.
+    // Each caller still hears back only after its commit.
+    this.writes = deps.writes ?? new RequestWrites({ pool: deps.pool });
     this.suppression = new SuppressionLookups(deps.pool);
   }
 
@@ -80,7 +81,7 @@ export class SendPipeline {
       now: this.deps.clock.now(),
       findDomain: (accountId, fromEmail) => this.findDomain(accountId, fromEmail),
       storeAccepted: async (rows, keys, events) => {
-        const suppressed = await this.inserts.submit({ rows, keys, events });
+        const suppressed = await this.writes.storeSend(rows, keys, events);
         stored.byGroupCommit = true;
         return suppressed;
       },

@@ -1,8 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { authenticate, RATE_WINDOW_MS, rateWindowStart } from '../../domain/keys/api-keys.js';
 import { VerifiedKeyCache } from '../../domain/keys/key-cache.js';
-import { RateCounter } from '../../domain/keys/rate-counter.js';
 import { authenticateSession, CSRF_HEADER, csrfMatches, SESSION_COOKIE } from '../../domain/users/sessions.js';
 import { AppError } from '../../errors.js';
 
@@ -24,17 +23,17 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * is accepted, and then every state-changing request must carry the session's CSRF token in
  * X-CSRF-Token — whatever its Origin, so no cross-site form or misconfigured proxy can
  * write with a person's cookie. Verified keys are cached per process for a few seconds
- * (`app.keyCache`, domain/keys/key-cache.ts) and requests are counted in group-committed batches
- * (domain/keys/rate-counter.ts), exact across processes; the RateLimit-* headers go on every
- * authenticated response, and the 601st request in a window gets 429.
+ * (`app.keyCache`, domain/keys/key-cache.ts) and requests are counted by the process's group
+ * commit of request writes (`app.requestWrites`, domain/request-writes.ts), exact across
+ * processes; the RateLimit-* headers go on every authenticated response, and the 601st request
+ * in a window gets 429. The hook is attached to the routes that need it when they are added
+ * (every /api/v1 route not marked public), so other requests do not run it at all.
  */
 export const authPlugin = fp(async (app: FastifyInstance) => {
   app.decorateRequest('auth', null as never);
   app.decorate('keyCache', new VerifiedKeyCache(app.deps.clock));
-  const counter = new RateCounter(app.deps.relaxedPool ?? app.deps.pool);
-  app.addHook('onRequest', async (request, reply) => {
-    const url = request.routeOptions.url;
-    if (!url || !url.startsWith('/api/v1') || request.routeOptions.config.public) return;
+  const counter = app.requestWrites;
+  const authenticateRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     const now = app.deps.clock.now();
     const db = app.deps.relaxedPool ?? app.deps.pool;
     const key = presentedKey(request);
@@ -58,5 +57,11 @@ export const authPlugin = fp(async (app: FastifyInstance) => {
     if (request.auth.windowCount > limit) {
       throw new AppError('rate_limited', `Rate limit of ${limit} requests per minute exceeded for this account's ${request.auth.mode} keys`, { retryAfter: reset });
     }
+  };
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (!route.url.startsWith('/api/v1') || route.config?.public) return;
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    // A new array: the HEAD twin Fastify adds to a GET route gets its own (test/foundation/request-writes.test.ts).
+    route.onRequest = [authenticateRequest as onRequestHookHandler, ...own];
   });
 });

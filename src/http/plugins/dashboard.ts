@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { PACKAGE_ROOT } from '../../package-root.js';
 
-/** web/dist, from src/http/plugins (tsx) and dist/http/plugins (built) alike. */
-export const DASHBOARD_DIR = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
+/** web/dist, found from the package root wherever this code runs from (src/ or the bundled dist/). */
+export const DASHBOARD_DIR = join(PACKAGE_ROOT, 'web', 'dist') + '/';
 
 /** Paths the server owns; everything else that asks for HTML is a dashboard route. */
 const SERVER_PATHS = /^\/(api|t|u|docs|healthz|readyz|metrics|assets)(\/|$)/;

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { findTextProblems } from '../../domain/text.js';
 import { AppError, type FieldError } from '../../errors.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, queryIsUtf8 } from '../input-text.js';
+import { NOT_PLAIN, parsePlainJson } from '../json-body.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -56,7 +57,11 @@ export const inputRulePlugin = fp(async (app: FastifyInstance) => {
     if (jsonDepthExceeds(bytes, MAX_JSON_DEPTH)) {
       return done(new AppError('invalid_json', `Body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     }
-    parseJson(request, bytes.toString('utf8'), done);
+    const text = bytes.toString('utf8');
+    // Most bodies need none of the default parser's prototype-key scans (json-body.ts).
+    const value = parsePlainJson(text);
+    if (value !== NOT_PLAIN) return done(null, value);
+    parseJson(request, text, done);
   });
 
   app.addHook('preValidation', (request, _reply, done) => {

@@ -10,7 +10,8 @@
  * `ignoreEmbedded` keeps a returned message/rfc822 whole. When the MIME structure is broken
  * (a boundary that never appears), the delivery-status fields are looked for in the raw text.
  */
-import { simpleParser, type ParsedMail, type SimpleParserOptions } from 'mailparser';
+import type { ParsedMail, SimpleParserOptions } from 'mailparser';
+import { parseMail } from '../parse-mail.js';
 import { bareAddress, field, mtaName, normalizeMessageId, parseFieldBlocks, readOriginalHeaders, ORIGINAL_MESSAGE_TYPES, type FieldBlock } from '../dsn.js';
 import { classifyBounce, reasonFromText, type BounceVerdict } from './verdict.js';
 import { diagnosticDialect, reporterFamily, type MtaFamily } from './dialect.js';
@@ -84,7 +85,7 @@ export async function readReturnedMail(input: Buffer | string): Promise<Returned
   const raw = stripMboxLine(typeof input === 'string' ? Buffer.from(input, 'utf8') : input);
   let mail: ParsedMail | null = null;
   try {
-    mail = await simpleParser(raw, PARSER_OPTIONS);
+    mail = await parseMail(raw, PARSER_OPTIONS);
   } catch {
     mail = null;
   }

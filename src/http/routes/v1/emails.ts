@@ -134,7 +134,7 @@ function claimOf(request: FastifyRequest): { ref: string; takenOver: boolean } |
 
 export async function emailRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const pipeline = new SendPipeline(app.deps);
+  const pipeline = new SendPipeline({ ...app.deps, writes: app.requestWrites });
 
   app.post('/api/v1/emails', {
     schema: {
