@@ -56,6 +56,25 @@ export function headerField(key: string, value: HeaderValue): string | null {
 }
 
 /**
+ * One plain address (`user@example.com`: a dot-atom of letters, digits, `_`, `+` and `-`, at a
+ * lower-case ASCII domain name), which nodemailer's address parser, normaliser and punycode
+ * (~8 µs for a per-recipient To) give back as it is.
+ */
+const PLAIN_ADDRESS = /^[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/;
+/** foldLines(field, 76) leaves a field shorter than 76 characters on one line. */
+const FOLD_LENGTH = 76;
+
+/**
+ * headerField for an address field (To, Cc, From, Reply-To): a single plain address that fits
+ * on one line is the field as it is; anything else goes through nodemailer.
+ * test/mail/mime-address-field.test.ts proves it equal to headerField.
+ */
+export function addressField(key: string, value: HeaderValue): string | null {
+  if (typeof value === 'string' && key.length + value.length + 2 < FOLD_LENGTH && PLAIN_ADDRESS.test(value)) return `${key}: ${value}`;
+  return headerField(key, value);
+}
+
+/**
  * headerField is a function of the key and the value only, and some of a message's header
  * values repeat from one copy of a template to the next (From, Reply-To, custom headers,
  * List-Unsubscribe-Post): those are encoded once. The memo key tells a string from a prepared

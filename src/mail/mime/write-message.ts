@@ -13,7 +13,7 @@
  */
 import { detectMimeType } from 'nodemailer/lib/mime-funcs';
 import { encodeBase64Body } from './base64.js';
-import { attachmentTypeAndDisposition, headerField, headerKey, repeatedHeaderField, withParameters, type HeaderValue, type PreparedValue } from './header-fields.js';
+import { attachmentTypeAndDisposition, addressField, headerField, headerKey, repeatedHeaderField, withParameters, type HeaderValue, type PreparedValue } from './header-fields.js';
 import { encodeTextBody, textTransferEncoding } from './text-body.js';
 import { isSimpleText, QP_MAX_BYTES } from './quoted-printable.js';
 
@@ -122,7 +122,7 @@ function rootHeaders(m: MessageParts, body: Part): string[] {
   const out: string[] = [];
   for (const [key, value, repeats] of fields) {
     if (value === undefined) continue;
-    const field = repeats && !(value instanceof Date) ? repeatedHeaderField(key, value) : headerField(key, value);
+    const field = repeats && !(value instanceof Date) ? repeatedHeaderField(key, value) : key === 'To' || key === 'Cc' ? addressField(key, value) : headerField(key, value);
     if (field !== null) out.push(field);
   }
   const [contentType, ...rest] = body.headers;
