@@ -219,16 +219,20 @@ export interface Leaf {
   list: boolean;
   /** Its place among the document's leaves (and their texts). */
   index: number;
+  /** Offset of its open tag in the document. */
+  start: number;
+  /** Lower-case tag name. */
+  name: string;
 }
 
 /** A block of blocks; its text is its children's, put together. */
-interface Container {
+export interface Container {
   children: Block[];
   leading: number;
   trailing: number;
 }
 
-type Block = Leaf | Container;
+export type Block = Leaf | Container;
 
 /**
  * Reads an element's content, from past its open tag to past its close tag (`name`), adding
@@ -291,14 +295,14 @@ function readContent(html: string, from: number, name: string, children: Block[]
 }
 
 /** One block from its open tag: a leaf if its content is inline, else a container of blocks. */
-function readBlock(html: string, start: number, contentStart: number, name: string, siblings: Block[], leaves: Leaf[]): number {
+export function readBlock(html: string, start: number, contentStart: number, name: string, siblings: Block[], leaves: Leaf[]): number {
   const [leading, trailing] = BLOCK_BREAKS.get(name)!;
   const children: Block[] = [];
   const { end, inline, blocks } = readContent(html, contentStart, name, children, leaves);
   if (inline && blocks) throw new Uncovered();
   if (blocks) siblings.push({ children, leading, trailing });
   else {
-    const leaf = { source: html.slice(start, end), leading, trailing, list: LISTS.has(name), index: leaves.length };
+    const leaf = { source: html.slice(start, end), leading, trailing, list: LISTS.has(name), index: leaves.length, start, name };
     siblings.push(leaf);
     leaves.push(leaf);
   }
@@ -323,7 +327,7 @@ class Holder {
   }
 }
 
-function putTogether(blocks: Block[], holder: Holder, texts: readonly string[]): void {
+function putTogether(blocks: readonly Block[], holder: Holder, texts: readonly string[]): void {
   for (const block of blocks) {
     if ('source' in block) {
       const text = texts[block.index];
@@ -337,17 +341,29 @@ function putTogether(blocks: Block[], holder: Holder, texts: readonly string[]):
   }
 }
 
-/**
- * The document's text from its leaf blocks' texts, or null when the document is not covered.
- * `convertLeaves` is given every leaf block, in document order, and returns the text each
- * converts to on its own.
- */
-export function blockwiseText(html: string, convertLeaves: (leaves: readonly Leaf[]) => string[]): string | null {
+/** A covered document's blocks: the tree under the body and its leaves in document order. */
+export interface ReadDocument {
+  body: Block[];
+  leaves: Leaf[];
+  /** Offset just past the body's open tag. */
+  bodyStart: number;
+}
+
+/** The covered constructs' last checks over a whole document: what the block reader does not see. */
+export function passesDocumentChecks(html: string, bodyContentStart: number): boolean {
+  if (UNCOVERED.test(html)) return false;
+  BODY_OPEN.lastIndex = bodyContentStart;
+  return !BODY_OPEN.test(html);
+}
+
+/** The document's blocks, or null when the document is not covered. */
+export function readDocument(html: string): ReadDocument | null {
   if (UNCOVERED.test(html)) return null;
   const body: Block[] = [];
   const leaves: Leaf[] = [];
+  let at: number;
   try {
-    const at = pastBodyOpen(html);
+    at = pastBodyOpen(html);
     BODY_OPEN.lastIndex = at;
     if (BODY_OPEN.test(html)) return null;
     if (readContent(html, at, 'body', body, leaves).inline) return null;
@@ -355,8 +371,22 @@ export function blockwiseText(html: string, convertLeaves: (leaves: readonly Lea
     if (e instanceof Uncovered) return null;
     throw e;
   }
-  const converted = convertLeaves(leaves);
+  return { body, leaves, bodyStart: at };
+}
+
+/** The text of a read document from its leaves' texts (by leaf index). */
+export function documentText(body: readonly Block[], texts: readonly string[]): string {
   const root = new Holder(0);
-  putTogether(body, root, converted);
+  putTogether(body, root, texts);
   return root.text;
+}
+
+/**
+ * The document's text from its leaf blocks' texts, or null when the document is not covered.
+ * `convertLeaves` is given every leaf block, in document order, and returns the text each
+ * converts to on its own.
+ */
+export function blockwiseText(html: string, convertLeaves: (leaves: readonly Leaf[]) => string[]): string | null {
+  const read = readDocument(html);
+  return read && documentText(read.body, convertLeaves(read.leaves));
 }

@@ -1,10 +1,12 @@
 /**
  * The text part derived from an HTML body: html-to-text's output (./convert.ts), put together
  * block by block for the documents ./blocks.ts covers, so that a document differing from
- * earlier ones in a few blocks converts only those (decision 0042).
+ * earlier ones in a few blocks converts only those (decision 0042), and, for a copy of a
+ * document read recently (./copies.ts), reads only those (decision 0050).
  */
 import { ContentCache } from '../../lib/content-cache.js';
-import { blockwiseText, type Leaf } from './blocks.js';
+import { documentText, readDocument, type Leaf } from './blocks.js';
+import { ReadReference } from './copies.js';
 import { convertHtml } from './convert.js';
 import { leafText } from './leaf.js';
 
@@ -19,8 +21,30 @@ const LEAF_CACHE_ENTRIES = 1024;
 const LEAF_CACHE_MAX_CHARS = 4096;
 const leafTexts = new ContentCache<string>(LEAF_CACHE_ENTRIES);
 
+/**
+ * Documents read whole recently, newest first, that a copy is compared to: a worker's messages
+ * interleave a few templates. A document that is no copy of any costs a prefix comparison each.
+ */
+const REFERENCES = 8;
+const references: ReadReference[] = [];
+
 export function htmlToText(html: string): string {
-  return blockwiseText(html, textsOf) ?? convertHtml(html);
+  for (const reference of references) {
+    const copy = reference.leavesOf(html);
+    if (copy === null) continue;
+    const texts = reference.texts.slice();
+    const changed = textsOf(copy.changed);
+    copy.changed.forEach((leaf, i) => (texts[leaf.index] = changed[i]));
+    return documentText(reference.body, texts);
+  }
+  const read = readDocument(html);
+  if (read === null) return convertHtml(html);
+  const texts = textsOf(read.leaves);
+  if (ReadReference.accepts(read)) {
+    references.unshift(new ReadReference(html, read, texts));
+    if (references.length > REFERENCES) references.pop();
+  }
+  return documentText(read.body, texts);
 }
 
 function textsOf(leaves: readonly Leaf[]): string[] {
