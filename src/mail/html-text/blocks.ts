@@ -345,15 +345,19 @@ function putTogether(blocks: readonly Block[], holder: Holder, texts: readonly s
 export interface ReadDocument {
   body: Block[];
   leaves: Leaf[];
-  /** Offset just past the body's open tag. */
-  bodyStart: number;
 }
 
-/** The covered constructs' last checks over a whole document: what the block reader does not see. */
-export function passesDocumentChecks(html: string, bodyContentStart: number): boolean {
-  if (UNCOVERED.test(html)) return false;
-  BODY_OPEN.lastIndex = bodyContentStart;
-  return !BODY_OPEN.test(html);
+/**
+ * The checks the block reader leaves to regular expressions, over a leaf read again in a copy
+ * of a covered document (./copies.ts): nothing covered there anywhere, no body open tag. The
+ * rest of the copy is the same strings the whole-document checks passed in the earlier
+ * document, and no match crosses a leaf's edge: a match starts with "<" and goes on with
+ * letters, and a leaf starts with the "<" of its own (block) element and ends with ">".
+ */
+export function leafPassesDocumentChecks(source: string): boolean {
+  if (UNCOVERED.test(source)) return false;
+  BODY_OPEN.lastIndex = 0;
+  return !BODY_OPEN.test(source);
 }
 
 /** The document's blocks, or null when the document is not covered. */
@@ -361,9 +365,8 @@ export function readDocument(html: string): ReadDocument | null {
   if (UNCOVERED.test(html)) return null;
   const body: Block[] = [];
   const leaves: Leaf[] = [];
-  let at: number;
   try {
-    at = pastBodyOpen(html);
+    const at = pastBodyOpen(html);
     BODY_OPEN.lastIndex = at;
     if (BODY_OPEN.test(html)) return null;
     if (readContent(html, at, 'body', body, leaves).inline) return null;
@@ -371,7 +374,7 @@ export function readDocument(html: string): ReadDocument | null {
     if (e instanceof Uncovered) return null;
     throw e;
   }
-  return { body, leaves, bodyStart: at };
+  return { body, leaves };
 }
 
 /** The text of a read document from its leaves' texts (by leaf index). */

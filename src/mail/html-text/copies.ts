@@ -9,12 +9,13 @@
  * reader the same way, from the same state: after a container's markup that is the same) or,
  * read by the block reader from that place, a leaf of the same element; and everything after
  * the last leaf the same string. Then the containers around the leaves are the same, and the
- * document's text is put together from the same tree with the changed leaves' texts. The whole
- * document still passes the checks the block reader leaves to regular expressions (elements it
- * does not cover anywhere, a second body). Anything else: null, and the document is read whole.
+ * document's text is put together from the same tree with the changed leaves' texts. A changed
+ * leaf also passes the checks the block reader leaves to regular expressions (elements it does
+ * not cover anywhere, a second body), which the rest passed in the earlier document. Anything
+ * else: null, and the document is read whole.
  * test/mail/html-text-copies.test.ts proves it equal to reading the document whole.
  */
-import { passesDocumentChecks, readBlock, tokenAt, Uncovered, type Block, type Leaf, type ReadDocument } from './blocks.js';
+import { leafPassesDocumentChecks, readBlock, tokenAt, Uncovered, type Block, type Leaf, type ReadDocument } from './blocks.js';
 
 const LT = 60;
 
@@ -75,7 +76,7 @@ export class ReadReference {
       at += leaf.source.length;
     }
     if (html.length - at !== this.tail.length || !sameAt(html, at, this.tail)) return null;
-    return passesDocumentChecks(html, this.read.bodyStart) ? { leaves, changed } : null;
+    return { leaves, changed };
   }
 }
 
@@ -96,7 +97,7 @@ function readLeafAt(html: string, at: number, earlier: Leaf): Leaf | null {
     const siblings: Block[] = [];
     const found: Leaf[] = [];
     readBlock(html, at, token.end, token.name, siblings, found);
-    if (found.length !== 1 || siblings[0] !== found[0]) return null;
+    if (found.length !== 1 || siblings[0] !== found[0] || !leafPassesDocumentChecks(found[0].source)) return null;
     return { ...found[0], index: earlier.index };
   } catch (e) {
     if (e instanceof Uncovered) return null;
