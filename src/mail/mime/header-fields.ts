@@ -65,7 +65,7 @@ const PLAIN_ADDRESS = /^[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@[a-z0-9](?:[a-z0-9
 const FOLD_LENGTH = 76;
 
 /**
- * headerField for an address field (To, Cc, From, Reply-To): a single plain address that fits
+ * headerField for a recipient field (To, Cc): a single plain address that fits
  * on one line is the field as it is; anything else goes through nodemailer.
  * test/mail/mime-address-field.test.ts proves it equal to headerField.
  */
