@@ -175,6 +175,13 @@ export class Gate {
     return this.open.size + this.closing.size;
   }
 
+  /** Milliseconds until the first connection in its close grace counts as gone (null: none is). */
+  private closeGraceLeft(t: number): number | null {
+    let first: number | null = null;
+    for (const at of this.closing.values()) if (first === null || at < first) first = at;
+    return first === null ? null : first + CLOSE_GRACE_MS - t;
+  }
+
   /** A slot to use now: one whose connection is open and idle, else a new one while the open ones stay within the grant. */
   private freeSlot(): number | null {
     const open = this.openCount(mono());
@@ -216,6 +223,15 @@ export class Gate {
       this.busy.add(slot);
       this.open.add(slot);
       this.waiters.shift()!.resolve({ slot });
+    }
+    // Waiters held back by a connection still in its close grace: pump again when the first
+    // grace ends. The timer armed at the close is not enough: it runs on the event loop's
+    // clock, read at the start of the loop's turn, so it can fire a few ms before the grace
+    // ends on this one; nothing else pumped then until the next lease renewal (up to 2 s
+    // with every slot closing and every waiter parked: docs/decisions/0053-*.md).
+    if (this.waiters.length > 0) {
+      const graceLeft = this.closeGraceLeft(t);
+      if (graceLeft !== null) this.retryIn(graceLeft);
     }
     if ((this.waiters.length > 0 && this.leaseCouldServe(t)) || this.mustReport(t)) {
       if (t >= this.askAfter) void this.lease();
