@@ -28,7 +28,8 @@ const server = await startSdkServer({
         reply.code(502);
         return JSON.stringify({ type: 'about:blank', status: 502, title: 'Bad gateway', code: 'bad_gateway', detail: 'the upstream answer was lost' });
       }
-      if (subject.startsWith('slow answer') && attempt === 0) await new Promise((r) => setTimeout(r, 700));
+      // Well past the first test's timeout, which leaves its retry room on a loaded machine.
+      if (subject.startsWith('slow answer') && attempt === 0) await new Promise((r) => setTimeout(r, 2_500));
       return payload;
     });
   },
@@ -54,7 +55,7 @@ test('sdk retries: a 502 after the server accepted is retried with the same Idem
 
 test('sdk retries: an answer slower than the timeout is retried and replayed, not sent twice', async () => {
   clock.set('2026-11-30T12:00:00.000Z');
-  const postline = new Postline({ apiKey: server.acme.liveKey, baseUrl: server.baseUrl, timeoutMs: 300 });
+  const postline = new Postline({ apiKey: server.acme.liveKey, baseUrl: server.baseUrl, timeoutMs: 1_000 });
   const sent = await postline.emails.send(email('slow answer 1'));
   assert.equal(seen.filter((s) => s.subject === 'slow answer 1').length, 2);
   assert.equal(await storedWithSubject('slow answer 1'), 1);
