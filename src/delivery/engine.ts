@@ -154,7 +154,7 @@ export class DeliveryEngine {
       worker: this.workerId,
       maxConnectionsPerWorker: opts.maxConnectionsPerHost,
       sources: deps.config.deliveryPolicy.identity.sources.map((src) => src.name),
-      onSlotClosed: (dest, slot) => this.sender.closeSlot(Shaping.slotKey(dest, slot)),
+      onSlotClosed: (dest, slot, gone) => this.sender.closeSlot(Shaping.slotKey(dest, slot), gone),
       onError: (err) => deps.log.error({ err }, 'traffic shaping lease failed; retrying'),
     });
     this.shaping.start();

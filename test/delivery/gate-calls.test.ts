@@ -77,3 +77,14 @@ test('gate: messages waiting while every connection is in its close grace get a 
   assert.ok(ms < 7 * 250 + 600, `${ms} ms for 8 messages: a turn waited past its grace`);
   await shaping.close();
 });
+
+test('gate: a connection whose QUIT the receiver answered frees its slot at once, not after the grace', async () => {
+  // As the engine's sender does: the receiver has seen the connection go (here at once).
+  const shaping = new Shaping({ db: pool, clock: systemClock, worker: 'w4', maxConnectionsPerWorker: 10, onSlotClosed: (_dest, _slot, gone) => setImmediate(gone), onError: (err) => assert.fail(String(err)) });
+  const t0 = Date.now();
+  const maxBusy = await flow(shaping, { ...SHIPPED_POLICY.default, maxConnections: 1, messagesPerConnection: 1 }, 'mx.answered', 8, 4);
+  const ms = Date.now() - t0;
+  assert.equal(maxBusy, 1, 'still one connection at a time');
+  assert.ok(ms < 7 * 250, `${ms} ms for 8 messages: the slots waited for the grace`);
+  await shaping.close();
+});
