@@ -22,6 +22,8 @@
  * Besides each server process's CPU it prints the embedded PostgreSQL's (all its processes):
  * on one machine the database's CPU is taken from the same cores as the workers'.
  *
+ * The timeline line gives the arrivals per 250 ms from the first: where the rate dips.
+ *
  * --same-content sends one content to everyone (a campaign without merge fields) instead of
  * per-message variables.
  *
@@ -139,6 +141,18 @@ const times = [...arrivals.values()];
 const firstArrival = Math.min(...times);
 const lastArrival = Math.max(...times);
 const latencies = [...accepted.entries()].filter(([id]) => arrivals.has(id)).map(([id, at]) => arrivals.get(id)! - at).sort((a, b) => a - b);
+// Arrivals per TIMELINE_MS: a rate that is not CPU-bound shows where the workers wait (a
+// near-stall at start, dips mid-run) that the average hides.
+const TIMELINE_MS = 250;
+function timeline(at: number[], from: number): number[] {
+  const bins: number[] = [];
+  for (const t of at) {
+    const i = Math.floor((t - from) / TIMELINE_MS);
+    while (bins.length <= i) bins.push(0);
+    bins[i]++;
+  }
+  return bins;
+}
 const rss = cluster.peakRssMb();
 // CPU per delivered message is less distorted than the rates by other work on a shared machine.
 const cpu = cluster.cpuSeconds();
@@ -159,6 +173,7 @@ process.stdout.write(
     `peak RSS MB  ${roles.map((r, i) => `${r} ${rss[i]}`).join(', ')}`,
     `cpu s        ${roles.map((r, i) => `${r} ${cpu[i].toFixed(1)}`).join(', ')}; workers ${((workerCpu * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message`,
     `start-up cpu ${roles.map((r, i) => `${r} ${startup[i].toFixed(2)}`).join(', ')} s (spawn to ready); workers ${(((workerCpu - workerStartup) * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message excluding their start-up`,
+    `timeline     ${timeline(times, firstArrival).join(' ')}  (arrivals per ${TIMELINE_MS} ms from the first)`,
     `postgres cpu ${pgCpu.toFixed(1)} s in all${values.split ? `, ${pgCpuAtAccept.toFixed(1)} s up to the last accept, ${pgDelivery.toFixed(1)} s while delivering` : ''}; ${((pgDelivery * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message${values.split ? '' : ' (accept included)'}`,
   ].join('\n') + '\n',
 );

@@ -17,7 +17,8 @@ export interface GateHost {
   readonly maxConnectionsPerWorker: number;
   nowMs(): number;
   leaseCall(r: Omit<LeaseRequest, 'worker'>): Promise<LeaseGrant>;
-  onSlotClosed(dest: Destination, slot: number): void;
+  /** Closes the slot's connection; `gone` once the receiver has seen it go (its QUIT answered). */
+  onSlotClosed(dest: Destination, slot: number, gone: () => void): void;
   onError(err: unknown): void;
 }
 /** Token grants are spent at once; this long unspent, they are dropped (a sliding minute stays within its limit). */
@@ -34,9 +35,11 @@ const SLOT_ASK_MS = 200;
 /** The bucket holds this many seconds of the rate. */
 const BURST_SECONDS = 2;
 /**
- * A closed connection still counts for this long: its QUIT may not have reached the receiver
- * yet, and a receiver counting open connections must never see the next one before it has
- * seen this one go.
+ * A closed connection still counts for this long, or until the receiver answered its QUIT and
+ * the connection ended, whichever comes first: its QUIT may not have reached the receiver yet,
+ * and a receiver counting open connections must never see the next one before it has seen
+ * this one go. (The grace alone held every slot of a destination idle for 250 ms each time its
+ * connections reached messagesPerConnection, all at once: docs/decisions/0053-*.md.)
  */
 const CLOSE_GRACE_MS = 250;
 /** A message waits this long at most for a turn; then it goes back to the queue. */
@@ -163,8 +166,14 @@ export class Gate {
   private closeSlot(slot: number): void {
     this.carried.delete(slot);
     if (this.open.delete(slot)) {
-      this.closing.set(slot, mono());
-      this.shaping.onSlotClosed(this.dest, slot);
+      const at = mono();
+      this.closing.set(slot, at);
+      this.shaping.onSlotClosed(this.dest, slot, () => {
+        // The receiver answered the QUIT: this close is over (unless the slot closed again since).
+        if (this.closing.get(slot) !== at) return;
+        this.closing.delete(slot);
+        this.pump();
+      });
       this.retryIn(CLOSE_GRACE_MS);
     }
   }
@@ -173,6 +182,13 @@ export class Gate {
   private openCount(now: number): number {
     for (const [slot, at] of this.closing) if (now - at >= CLOSE_GRACE_MS) this.closing.delete(slot);
     return this.open.size + this.closing.size;
+  }
+
+  /** Milliseconds until the first connection in its close grace counts as gone (null: none is). */
+  private closeGraceLeft(t: number): number | null {
+    let first: number | null = null;
+    for (const at of this.closing.values()) if (first === null || at < first) first = at;
+    return first === null ? null : first + CLOSE_GRACE_MS - t;
   }
 
   /** A slot to use now: one whose connection is open and idle, else a new one while the open ones stay within the grant. */
@@ -216,6 +232,15 @@ export class Gate {
       this.busy.add(slot);
       this.open.add(slot);
       this.waiters.shift()!.resolve({ slot });
+    }
+    // Waiters held back by a connection still in its close grace: pump again when the first
+    // grace ends. The timer armed at the close is not enough: it runs on the event loop's
+    // clock, read at the start of the loop's turn, so it can fire a few ms before the grace
+    // ends on this one; nothing else pumped then until the next lease renewal (up to 2 s
+    // with every slot closing and every waiter parked: docs/decisions/0053-*.md).
+    if (this.waiters.length > 0) {
+      const graceLeft = this.closeGraceLeft(t);
+      if (graceLeft !== null) this.retryIn(graceLeft);
     }
     if ((this.waiters.length > 0 && this.leaseCouldServe(t)) || this.mustReport(t)) {
       if (t >= this.askAfter) void this.lease();

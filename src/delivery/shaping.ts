@@ -34,8 +34,8 @@ export interface ShapingDeps {
   maxConnectionsPerWorker: number;
   /** The source addresses of the delivery policy (none: one implicit source ''). A destination is closed to claims only when all of them are. */
   sources?: string[];
-  /** A slot's connection is to be closed (the sender's transport for that slot). */
-  onSlotClosed(dest: Destination, slot: number): void;
+  /** A slot's connection is to be closed (the sender's transport for that slot); `gone` when the server has seen it go (its QUIT answered). */
+  onSlotClosed(dest: Destination, slot: number, gone: () => void): void;
   onError(err: unknown): void;
 }
 
@@ -62,8 +62,8 @@ export class Shaping {
     return leaseDestination(this.deps.db, { ...r, worker: this.deps.worker });
   }
 
-  onSlotClosed(dest: Destination, slot: number): void {
-    this.deps.onSlotClosed(dest, slot);
+  onSlotClosed(dest: Destination, slot: number, gone: () => void): void {
+    this.deps.onSlotClosed(dest, slot, gone);
   }
 
   onError(err: unknown): void {

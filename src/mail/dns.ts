@@ -131,6 +131,8 @@ export function createMailDns(opts: MailDnsOptions = {}): MailDns {
   const minTtl = opts.minTtlSeconds ?? 30;
   const maxTtl = opts.maxTtlSeconds ?? 3600;
   const negativeTtl = opts.negativeTtlSeconds ?? 60;
+  /** MX lookups under way, by domain: callers meanwhile wait for the same answer. */
+  const lookups = new Map<string, Promise<MxLookup>>();
   const clampTtl = (ttl: number | undefined) => Math.min(maxTtl, Math.max(minTtl, ttl ?? DEFAULT_TTL_SECONDS));
 
   async function resolveHostAddresses(host: string): Promise<HostAddresses> {
@@ -209,10 +211,21 @@ export function createMailDns(opts: MailDnsOptions = {}): MailDns {
       const key = normalizeName(domain);
       const cached = cache.get(key);
       if (cached) return cached;
-      const result = await lookupMx(key);
-      if (result.ok) cache.set(key, result, result.ttlSeconds);
-      else if (result.kind !== 'temp') cache.set(key, result, negativeTtl);
-      return result;
+      // Concurrent calls for a domain share one lookup: a claim brings a batch of messages to
+      // a domain not cached yet (every worker's first claim), and each asked the resolver on
+      // its own, hundreds of MX and A queries for one answer (docs/decisions/0053-*.md).
+      let pending = lookups.get(key);
+      if (!pending) {
+        pending = lookupMx(key)
+          .then((result) => {
+            if (result.ok) cache.set(key, result, result.ttlSeconds);
+            else if (result.kind !== 'temp') cache.set(key, result, negativeTtl);
+            return result;
+          })
+          .finally(() => lookups.delete(key));
+        lookups.set(key, pending);
+      }
+      return pending;
     },
 
     async resolveTxt(name) {

@@ -171,14 +171,19 @@ export class SmtpSession {
     this.idleTimer.unref();
   }
 
-  /** Says goodbye (QUIT) if the session is up; the connection is not used again. */
-  quit(): void {
+  /**
+   * Says goodbye (QUIT) if the session is up; the connection is not used again. `onGone` is
+   * called once the server answered the QUIT and the connection ended: the server has seen it
+   * go. Never for a connection dropped without a QUIT (not up yet, busy, or already ended).
+   */
+  quit(onGone?: () => void): void {
     this.clearIdle();
     if (this.dead) return;
     if (this.opened && !this.busy && !this.abandon && !this.abandonOpen) {
       this.dead = true;
       try {
         this.connection.quit();
+        if (onGone) this.connection.once('end', onGone);
         return;
       } catch {
         /* the socket is gone: close below */

@@ -175,10 +175,14 @@ export class SmtpSender {
     this.lanes.clear();
   }
 
-  /** Closes a slot's connection (its slot was taken back, or it carried its messagesPerConnection). */
-  closeSlot(slot: string): void {
+  /**
+   * Closes a slot's connection (its slot was taken back, or it carried its messagesPerConnection).
+   * `onGone` is called when the server has answered its QUIT and the connection ended; not at
+   * all when the slot had no connection up to say QUIT on (the caller's grace applies then).
+   */
+  closeSlot(slot: string, onGone?: () => void): void {
     const key = `slot:${slot}`;
-    for (const s of this.lanes.get(key)?.sessions ?? []) s.quit();
+    for (const s of this.lanes.get(key)?.sessions ?? []) s.quit(onGone);
     this.lanes.delete(key);
   }
 

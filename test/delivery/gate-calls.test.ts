@@ -63,3 +63,28 @@ test('gate: with a per-minute limit, tokens are still asked for in batches, and 
   assert.ok(Date.now() - t0 >= 300, 'past the bucket, the rate paces the turns');
   await shaping.close();
 });
+
+test('gate: messages waiting while every connection is in its close grace get a turn as soon as the grace ends, not at the next lease renewal', async () => {
+  // One connection carrying one message each: after every message the only slot is in its
+  // close grace (250 ms) and every other message waits for it. Without a heartbeat (not
+  // started here) nothing but the gate's own timer can hand the slot on.
+  const shaping = new Shaping({ db: pool, clock: systemClock, worker: 'w3', maxConnectionsPerWorker: 10, onSlotClosed() {}, onError: (err) => assert.fail(String(err)) });
+  const t0 = Date.now();
+  await flow(shaping, { ...SHIPPED_POLICY.default, maxConnections: 1, messagesPerConnection: 1 }, 'mx.recycled', 8, 4);
+  const ms = Date.now() - t0;
+  // 7 graces of 250 ms, and a few ms each for the sends and the first lease.
+  assert.ok(ms >= 7 * 250, `${ms} ms: the grace held`);
+  assert.ok(ms < 7 * 250 + 600, `${ms} ms for 8 messages: a turn waited past its grace`);
+  await shaping.close();
+});
+
+test('gate: a connection whose QUIT the receiver answered frees its slot at once, not after the grace', async () => {
+  // As the engine's sender does: the receiver has seen the connection go (here at once).
+  const shaping = new Shaping({ db: pool, clock: systemClock, worker: 'w4', maxConnectionsPerWorker: 10, onSlotClosed: (_dest, _slot, gone) => setImmediate(gone), onError: (err) => assert.fail(String(err)) });
+  const t0 = Date.now();
+  const maxBusy = await flow(shaping, { ...SHIPPED_POLICY.default, maxConnections: 1, messagesPerConnection: 1 }, 'mx.answered', 8, 4);
+  const ms = Date.now() - t0;
+  assert.equal(maxBusy, 1, 'still one connection at a time');
+  assert.ok(ms < 7 * 250, `${ms} ms for 8 messages: the slots waited for the grace`);
+  await shaping.close();
+});

@@ -59,6 +59,20 @@ test('resolveMx: answers are cached until their TTL runs out on the injected clo
   assert.equal(dnsServer.queryCount('cache.test', 'MX'), 2);
 });
 
+test('resolveMx: concurrent calls for a domain not cached yet share one lookup', async () => {
+  const dns = freshDns();
+  dnsServer.setRecords('burst.test', 'MX', [{ exchange: 'mx.burst.test', priority: 10 }]);
+  dnsServer.setRecords('mx.burst.test', 'A', ['127.0.0.31']);
+  // A claim's batch of messages to one new domain.
+  const results = await Promise.all(Array.from({ length: 50 }, () => dns.resolveMx('burst.test')));
+  assert.ok(results.every((r) => r.ok && r.hosts[0].addresses[0] === '127.0.0.31'));
+  assert.equal(dnsServer.queryCount('burst.test', 'MX'), 1);
+  assert.equal(dnsServer.queryCount('mx.burst.test', 'A'), 1);
+  // Once answered, the next call is the cache's.
+  await dns.resolveMx('burst.test');
+  assert.equal(dnsServer.queryCount('burst.test', 'MX'), 1);
+});
+
 test('resolveMx: without MX records the domain itself is the mail host (implicit MX)', async () => {
   dnsServer.setRecords('implicit.test', 'A', ['127.0.0.31']);
   dnsServer.setRecords('implicit.test', 'TXT', ['v=spf1 -all']);

@@ -316,6 +316,20 @@ test('smtp: an idle connection says QUIT after the idle time; closeSlot ends a s
   assert.equal(verbs(server.commands).filter((v) => v === 'QUIT').length, 2);
 });
 
+test('smtp: closeSlot says when the server has answered the QUIT, and only then; a slot with no connection up never says so', async () => {
+  const server = await rawMx(() => null);
+  const s = sender();
+  assert.equal((await s.send(rawTarget(server.port), envelope('c@example.org'), raw, { slot: 'd:2' })).kind, 'delivered');
+  const quits = () => verbs(server.commands).filter((v) => v === 'QUIT').length;
+  const before = quits();
+  const gone = await new Promise<number>((resolve) => s.closeSlot('d:2', () => resolve(quits())));
+  assert.equal(gone, before + 1, 'the server saw the QUIT before the slot was said gone');
+  let called = false;
+  s.closeSlot('d:never-used', () => (called = true));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(called, false);
+});
+
 test('smtp: closing the sender settles the sends still waiting for a connection', async () => {
   const server = await mx({ dataDelayMs: 200 });
   const s = sender({ maxConnectionsPerHost: 1 });
