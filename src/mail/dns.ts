@@ -12,6 +12,7 @@ import { isIP } from 'node:net';
 import type { DNSResolver } from 'mailauth';
 import { systemClock, type Clock } from '../clock.js';
 import { BoundedMap } from '../lib/bounded-map.js';
+import { SharedLookups } from '../lib/shared-lookups.js';
 
 /** The subset of node's Resolver we use, so a test may hand in a stub. */
 export type DnsResolver = Pick<Resolver, 'resolveMx' | 'resolve4' | 'resolve6' | 'resolveTxt' | 'resolveCname' | 'reverse'>;
@@ -132,7 +133,7 @@ export function createMailDns(opts: MailDnsOptions = {}): MailDns {
   const maxTtl = opts.maxTtlSeconds ?? 3600;
   const negativeTtl = opts.negativeTtlSeconds ?? 60;
   /** MX lookups under way, by domain: callers meanwhile wait for the same answer. */
-  const lookups = new Map<string, Promise<MxLookup>>();
+  const lookups = new SharedLookups<string, MxLookup>();
   const clampTtl = (ttl: number | undefined) => Math.min(maxTtl, Math.max(minTtl, ttl ?? DEFAULT_TTL_SECONDS));
 
   async function resolveHostAddresses(host: string): Promise<HostAddresses> {
@@ -214,18 +215,12 @@ export function createMailDns(opts: MailDnsOptions = {}): MailDns {
       // Concurrent calls for a domain share one lookup: a claim brings a batch of messages to
       // a domain not cached yet (every worker's first claim), and each asked the resolver on
       // its own, hundreds of MX and A queries for one answer (docs/decisions/0053-*.md).
-      let pending = lookups.get(key);
-      if (!pending) {
-        pending = lookupMx(key)
-          .then((result) => {
-            if (result.ok) cache.set(key, result, result.ttlSeconds);
-            else if (result.kind !== 'temp') cache.set(key, result, negativeTtl);
-            return result;
-          })
-          .finally(() => lookups.delete(key));
-        lookups.set(key, pending);
-      }
-      return pending;
+      return lookups.run(key, async () => {
+        const result = await lookupMx(key);
+        if (result.ok) cache.set(key, result, result.ttlSeconds);
+        else if (result.kind !== 'temp') cache.set(key, result, negativeTtl);
+        return result;
+      });
     },
 
     async resolveTxt(name) {

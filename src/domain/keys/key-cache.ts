@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { LiveKeyRow } from '../../db/queries/api-keys.js';
 import { BoundedMap } from '../../lib/bounded-map.js';
+import { SharedLookups } from '../../lib/shared-lookups.js';
 
 /**
  * Verified API keys, remembered per process for `ttlMs` : a request with a key
@@ -15,7 +16,7 @@ import { BoundedMap } from '../../lib/bounded-map.js';
 export class VerifiedKeyCache {
   private readonly entries: BoundedMap<string, { row: LiveKeyRow; at: number }>;
   /** Lookups in flight, by key hash: the requests of a burst that find no entry share one. */
-  private readonly pending = new Map<string, Promise<LiveKeyRow | null>>();
+  private readonly pending = new SharedLookups<string, LiveKeyRow | null>();
   /** Moves on with every `forgetKey`, so a lookup that began before a revocation here is not kept. */
   private generation = 0;
 
@@ -37,23 +38,12 @@ export class VerifiedKeyCache {
     const id = hash.toString('base64');
     const row = this.fresh(id);
     if (row) return row;
-    let inFlight = this.pending.get(id);
-    if (!inFlight) {
-      const generation = this.generation;
-      inFlight = load().then(
-        (loaded) => {
-          if (this.pending.get(id) === inFlight) this.pending.delete(id);
-          if (loaded && generation === this.generation) this.entries.set(id, { row: loaded, at: this.clock.now().getTime() });
-          return loaded;
-        },
-        (err: unknown) => {
-          if (this.pending.get(id) === inFlight) this.pending.delete(id);
-          throw err;
-        },
-      );
-      this.pending.set(id, inFlight);
-    }
-    return inFlight;
+    const generation = this.generation;
+    return this.pending.run(id, async () => {
+      const loaded = await load();
+      if (loaded && generation === this.generation) this.entries.set(id, { row: loaded, at: this.clock.now().getTime() });
+      return loaded;
+    });
   }
 
   private fresh(id: string): LiveKeyRow | null {

@@ -15,6 +15,7 @@ import { BoundedMap } from '../../lib/bounded-map.js';
 import { DnsTempError, type MailDns } from '../dns.js';
 import { fetchStsPolicy, type StsFetchFailure, type StsFetchOptions, type StsFetchResult } from './fetch.js';
 import { parseStsRecord, type StsPolicy } from './policy.js';
+import { SharedLookups } from '../../lib/shared-lookups.js';
 
 export interface CachedStsPolicy {
   domain: string;
@@ -52,7 +53,7 @@ export class StsPolicyResolver {
   private readonly clock: Clock;
   private readonly recheckMs: number;
   private readonly memo = new BoundedMap<string, { lookup: StsLookup; until: number }>(10_000);
-  private readonly pending = new Map<string, Promise<StsLookup>>();
+  private readonly pending = new SharedLookups<string, StsLookup>();
   private readonly fetchPolicy: (domain: string) => Promise<StsFetchResult>;
 
   constructor(private readonly opts: StsResolverOptions) {
@@ -66,12 +67,7 @@ export class StsPolicyResolver {
     const now = this.clock.now().getTime();
     const memo = this.memo.get(domain);
     if (memo && memo.until > now) return memo.lookup;
-    let pending = this.pending.get(domain);
-    if (!pending) {
-      pending = this.lookup(domain).finally(() => this.pending.delete(domain));
-      this.pending.set(domain, pending);
-    }
-    const lookup = await pending;
+    const lookup = await this.pending.run(domain, () => this.lookup(domain));
     this.remember(domain, lookup);
     return lookup;
   }
