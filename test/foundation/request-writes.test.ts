@@ -59,18 +59,21 @@ function sendOf(accountId: string, domainId: string, to: string, html = '<p>Hi</
   };
 }
 
+/** An account with a verified domain, RequestWrites over a pool that records statement names, the account's live bucket. */
+async function riderSetup(name: string, domain: string) {
+  const acc = await sender(name, domain);
+  const domainId = (await pool.query('SELECT id FROM domains WHERE account_id = $1', [acc.accountId])).rows[0].id as string;
+  const { db, names } = countingPool();
+  return { acc, domainId, names, writes: new RequestWrites({ pool: db }), window: new Date('2026-11-20T10:00:00.000Z'), bucket: `${acc.accountId}:live` };
+}
+
 const windowTotal = async (bucket: string) =>
   (await pool.query('SELECT coalesce(sum(count), 0)::int AS n FROM rate_limit_windows WHERE bucket = $1', [bucket])).rows[0].n as number;
 const messagesOf = async (accountId: string) =>
   (await pool.query('SELECT count(*)::int AS n FROM messages WHERE account_id = $1', [accountId])).rows[0].n as number;
 
 test('request writes: counts queued behind a send ride with the next send, each request ranked once in submission order', async () => {
-  const acc = await sender('Riding', 'riding.test');
-  const domainId = (await pool.query('SELECT id FROM domains WHERE account_id = $1', [acc.accountId])).rows[0].id as string;
-  const { db, names } = countingPool();
-  const writes = new RequestWrites({ pool: db });
-  const window = new Date('2026-11-20T10:00:00.000Z');
-  const bucket = `${acc.accountId}:live`;
+  const { acc, domainId, names, writes, window, bucket } = await riderSetup('Riding', 'riding.test');
   // The first count goes out alone; everything submitted meanwhile queues for the next statement.
   const ranks: Promise<number>[] = [writes.count(bucket, window)];
   const stored: Promise<Set<string>>[] = [];
@@ -87,12 +90,7 @@ test('request writes: counts queued behind a send ride with the next send, each 
 });
 
 test('request writes: a send the database refuses fails alone; the counts that rode with it are counted once', async () => {
-  const acc = await sender('Refused', 'refused.test');
-  const domainId = (await pool.query('SELECT id FROM domains WHERE account_id = $1', [acc.accountId])).rows[0].id as string;
-  const { db, names } = countingPool();
-  const writes = new RequestWrites({ pool: db });
-  const window = new Date('2026-11-20T10:00:00.000Z');
-  const bucket = `${acc.accountId}:live`;
+  const { acc, domainId, names, writes, window, bucket } = await riderSetup('Refused', 'refused.test');
   const ranks: Promise<number>[] = [writes.count(bucket, window)];
   const good = writes.storeSend(...Object.values(sendOf(acc.accountId, domainId, 'ok@example.net')) as [MessageRow[], string[], SentEventRow[]]);
   ranks.push(writes.count(bucket, window));
