@@ -1,5 +1,3 @@
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -12,12 +10,12 @@ import { TrackingLinks } from '../domain/tracking/links.js';
 import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';
 import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
 import { SmtpSender, type SmtpTarget } from '../mail/smtp.js';
-import { claimDueMessages, leaseHoldersOn, releaseLeasesOf } from './queue.js';
+import { claimDueMessages } from './queue.js';
+import { holderGone, newLeaseHolder, releaseDeadLeases } from './lease-holders.js';
 import { destinationFor, relayDestination, type Destination } from '../delivery-policy.js';
 import { readReply } from './replies.js';
 import type { Gate } from './gate.js';
 import { Shaping } from './shaping.js';
-import { releaseWorkerLeases, shapingLeaseHoldersOn } from '../db/queries/shaping.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
@@ -81,9 +79,6 @@ const MAX_OUTCOMES_PER_WRITE = 100;
  */
 const OUTCOME_GATHER = { ms: 50, upTo: 50 };
 
-/** Engines alive in this process: leases under this pid but another engine id are a dead predecessor's. */
-const liveEngineIds = new Set<string>();
-
 /**
  * A failure of ours before anything reached a server (the message could not be built, or
  * needs something we do not do): the message fails and the recipient is never suppressed.
@@ -98,14 +93,10 @@ export function notSentByUs(reason: string): DeliveryResult {
  * record each outcome with its events and suppressions as soon as it is known: outcomes that
  * finish while a write is in flight are written together by the next one (group commit), so a
  * kill -9 leaves unrecorded only the messages that were in flight, and only those are re-sent.
- *
- * Lease holders are `host:pid:random`. On its first cycle an engine releases the leases that
- * earlier processes on the same host left behind (their pid no longer runs, or it is this
- * process's own pid under another engine id, as after a container restart), so a restarted
- * worker re-sends its predecessor's in-flight messages at once instead of after the lease.
+ * Lease holders and the release of a dead predecessor's leases: ./lease-holders.ts.
  */
 export class DeliveryEngine {
-  readonly workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  readonly workerId = newLeaseHolder();
   private reclaimed = false;
   /** Deliveries started by `refill` and not yet recorded. */
   private readonly inFlight = new Set<Promise<void>>();
@@ -165,7 +156,6 @@ export class DeliveryEngine {
       },
       { maxBatch: MAX_OUTCOMES_PER_WRITE, maxInFlight: 1, gather: OUTCOME_GATHER },
     );
-    liveEngineIds.add(this.workerId);
   }
 
   /**
@@ -256,7 +246,7 @@ export class DeliveryEngine {
 
   async close(): Promise<void> {
     await this.drain();
-    liveEngineIds.delete(this.workerId);
+    holderGone(this.workerId);
     await this.shaping.close().catch((err) => this.deps.log.warn({ err }, 'could not release shaping leases; they expire'));
     await this.sender.close();
   }
@@ -313,18 +303,9 @@ export class DeliveryEngine {
     else this.held.set(m.to_domain, n);
   }
 
-  /** Releases leases of dead predecessors on this host (see the class comment). Returns how many. */
-  async releaseDeadLeases(): Promise<number> {
-    const host = this.workerId.slice(0, this.workerId.indexOf(':') + 1);
-    const holders = await leaseHoldersOn(this.deps.pool, host);
-    const dead = holders.filter((h) => h !== this.workerId && !isLeaseHolderAlive(h));
-    // Their connection slots too, at once rather than when the shaping leases expire.
-    const deadShapers = (await shapingLeaseHoldersOn(this.deps.pool, host)).filter((h) => h !== this.workerId && !isLeaseHolderAlive(h));
-    if (deadShapers.length > 0) await releaseWorkerLeases(this.deps.pool, deadShapers);
-    if (dead.length === 0) return 0;
-    const n = await releaseLeasesOf(this.deps.pool, dead, this.deps.clock.now());
-    this.deps.log.warn({ holders: dead, messages: n }, 'released the leases of a worker that is gone');
-    return n;
+  /** Releases leases of dead predecessors on this host (./lease-holders.ts). Returns how many. */
+  releaseDeadLeases(): Promise<number> {
+    return releaseDeadLeases(this.deps.pool, this.workerId, this.deps.clock.now(), this.deps.log);
   }
 
   /**
@@ -460,22 +441,5 @@ export class DeliveryEngine {
       this.deps.log.error({ err, messageId: msg.id }, 'could not build message');
       return notSentByUs((err as Error).message);
     }
-  }
-}
-
-/**
- * Whether the process holding a lease (`host:pid:random`, on this host) may still run: its pid
- * exists and is not this process under an engine id that no longer lives here. A pid reused
- * by an unrelated process reads as alive; its leases then expire as usual.
- */
-function isLeaseHolderAlive(holder: string): boolean {
-  const pid = Number(holder.split(':')[1]);
-  if (!Number.isInteger(pid) || pid <= 0) return true;
-  if (pid === process.pid) return liveEngineIds.has(holder);
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
