@@ -24,13 +24,20 @@
  *
  * The timeline line gives the arrivals per 250 ms from the first: where the rate dips.
  *
+ * The load generator is undici's Pool: POST /api/v1/emails with the same headers and JSON body
+ * for each message, over `--connections` keep-alive connections (32), one request in flight on
+ * each. Until decision 0056 it was fetch over the same 32 connections: the same requests, three
+ * times this process's CPU (printed as `bench client`), taken from the two cores the server
+ * runs on. `--client fetch` runs the old client. `postgres wal` is the WAL written per message.
+ *
  * --same-content sends one content to everyone (a campaign without merge fields) instead of
  * per-message variables.
  *
- *   npm run bench:delivery -- [--messages 20000] [--workers 2] [--connections 32] [--split] [--sink PORT] [--same-content]
+ *   npm run bench:delivery -- [--messages 20000] [--workers 2] [--connections 32] [--split] [--sink PORT] [--same-content] [--client undici|fetch]
  */
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
+import { Pool } from 'undici';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { ORDER_HTML, orderSender } from './lib/order-mail.js';
 import { percentile, startCluster } from './lib/server.js';
@@ -43,6 +50,7 @@ const { values } = parseArgs({
     split: { type: 'boolean', default: false },
     sink: { type: 'string' },
     'same-content': { type: 'boolean', default: false },
+    client: { type: 'string', default: 'undici' },
   },
 });
 const externalSink = values.sink !== undefined ? Number(values.sink) : null;
@@ -91,23 +99,51 @@ process.stdout.write(`${total} messages, ~${Math.round(html.length / 1024)} KB H
 const accepted = new Map<string, number>();
 let next = 0;
 let failures = 0;
+// WAL written per message (pg_current_wal_lsn before and after): PostgreSQL's own cost beyond
+// CPU, and what changes when rows, indexes or TOAST storage change.
+const walLsn = async (): Promise<string> => (await pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
+const walBytes = async (from: string, to: string): Promise<number> =>
+  Number((await pool.query<{ n: string }>('SELECT pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn) AS n', [from, to])).rows[0].n);
+const walAtStart = await walLsn();
+// This process's own CPU over the accept phase (the HTTP client, JSON): on one machine the
+// load generator takes cores from the server it measures, so it is printed beside theirs.
+const clientCpuAtStart = process.cpuUsage();
 const t0 = Date.now();
+// The load generator: undici's Pool (32 keep-alive connections, one request at a time on
+// each) rather than fetch, which is built on the same client but adds WHATWG Request/Response/
+// Headers/stream objects per call: ~0.4 ms of this process's CPU per request against ~0.13 ms,
+// taken from the two cores the server shares with it (docs/benchmarks.md, decision 0056). The requests are
+// the same bytes either way: same method, path, headers and JSON body, over `connections`
+// connections. `--client fetch` keeps the old client for comparison.
+const client = values.client === 'fetch' ? null : new Pool(`http://127.0.0.1:${cluster.port}`, { connections, pipelining: 1 });
+async function post(body: string): Promise<{ status: number; id?: string }> {
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  if (client === null) {
+    const res = await fetch(`http://127.0.0.1:${cluster.port}/api/v1/emails`, { method: 'POST', headers, body });
+    const { id } = (await res.json()) as { id?: string };
+    return { status: res.status, id };
+  }
+  const res = await client.request({ method: 'POST', path: '/api/v1/emails', headers, body });
+  const { id } = (await res.body.json()) as { id?: string };
+  return { status: res.statusCode, id };
+}
 await Promise.all(
   Array.from({ length: connections }, async () => {
     while (next < total) {
       const i = next++;
-      const res = await fetch(`http://127.0.0.1:${cluster.port}/api/v1/emails`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ to: `user${i}@example.net`, from: { email: 'shop@bench.test', name: 'Shop' }, subject: 'Order {{ order }} shipped', html, variables: values['same-content'] ? { name: 'friend', order: 'A-1' } : { name: `User ${i}`, order: `A-${i}` } }),
-      });
-      const body = (await res.json()) as { id?: string };
-      if (res.status === 202 && body.id) accepted.set(body.id, Date.now());
+      const res = await post(
+        JSON.stringify({ to: `user${i}@example.net`, from: { email: 'shop@bench.test', name: 'Shop' }, subject: 'Order {{ order }} shipped', html, variables: values['same-content'] ? { name: 'friend', order: 'A-1' } : { name: `User ${i}`, order: `A-${i}` } }),
+      );
+      if (res.status === 202 && res.id) accepted.set(res.id, Date.now());
       else failures++;
     }
   }),
 );
+await client?.close();
 const acceptSeconds = (Date.now() - t0) / 1000;
+const clientCpuUse = process.cpuUsage(clientCpuAtStart);
+const clientCpu = (clientCpuUse.user + clientCpuUse.system) / 1e6;
+const walAtAccept = await walLsn();
 let deliveryStart = t0;
 const pgCpuAtAccept = cluster.postgresCpuSeconds();
 if (values.split) {
@@ -153,6 +189,9 @@ function timeline(at: number[], from: number): number[] {
   }
   return bins;
 }
+const walAtEnd = await walLsn();
+const walAccept = await walBytes(walAtStart, walAtAccept);
+const walAll = await walBytes(walAtStart, walAtEnd);
 const rss = cluster.peakRssMb();
 // CPU per delivered message is less distorted than the rates by other work on a shared machine.
 const cpu = cluster.cpuSeconds();
@@ -169,12 +208,14 @@ process.stdout.write(
     `accepted     ${(accepted.size / acceptSeconds).toFixed(0)}/s  (${accepted.size} in ${acceptSeconds.toFixed(1)} s, ${failures} refused)`,
     `delivered    ${(arrivals.size / ((lastArrival - firstArrival) / 1000)).toFixed(0)}/s between first and last arrival; ${(arrivals.size / ((lastArrival - deliveryStart) / 1000)).toFixed(0)}/s from ${values.split ? 'worker start' : 'the first accept'} (${arrivals.size} in ${((lastArrival - deliveryStart) / 1000).toFixed(1)} s)`,
     `end to end   ${(arrivals.size / ((lastArrival - t0) / 1000)).toFixed(0)} msg/s from the first accept to the last delivery${lostAtSink ? ` (${lostAtSink} not delivered; deferred: ${deferredReplies || 'none'})` : ''}`,
+    `bench client ${clientCpu.toFixed(1)} s CPU over the accept phase, ${((clientCpu * 1000) / Math.max(1, accepted.size)).toFixed(3)} ms per accepted request (this process: ${values.client === 'fetch' ? 'fetch' : 'undici Pool'} over ${connections} connections)`,
     `latency ms   accept→delivered p50 ${percentile(latencies, 50)}  p99 ${percentile(latencies, 99)}`,
     `peak RSS MB  ${roles.map((r, i) => `${r} ${rss[i]}`).join(', ')}`,
     `cpu s        ${roles.map((r, i) => `${r} ${cpu[i].toFixed(1)}`).join(', ')}; workers ${((workerCpu * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message`,
     `start-up cpu ${roles.map((r, i) => `${r} ${startup[i].toFixed(2)}`).join(', ')} s (spawn to ready); workers ${(((workerCpu - workerStartup) * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message excluding their start-up`,
     `timeline     ${timeline(times, firstArrival).join(' ')}  (arrivals per ${TIMELINE_MS} ms from the first)`,
     `postgres cpu ${pgCpu.toFixed(1)} s in all${values.split ? `, ${pgCpuAtAccept.toFixed(1)} s up to the last accept, ${pgDelivery.toFixed(1)} s while delivering` : ''}; ${((pgDelivery * 1000) / Math.max(1, arrivals.size)).toFixed(2)} ms per delivered message${values.split ? '' : ' (accept included)'}`,
+    `postgres wal ${(walAll / 1024 / 1024).toFixed(1)} MB in all; ${values.split ? `${(walAccept / Math.max(1, accepted.size) / 1024).toFixed(2)} KB per accepted message, ${((walAll - walAccept) / Math.max(1, arrivals.size) / 1024).toFixed(2)} KB per delivered message while delivering` : `${(walAll / Math.max(1, arrivals.size) / 1024).toFixed(2)} KB per message (accept and delivery)`}`,
   ].join('\n') + '\n',
 );
 await cluster.stop();
