@@ -267,9 +267,16 @@ export class Gate {
     return this.bucket.rate !== null || this.policy.messagesPerDay !== null;
   }
 
-  /** Connection slots worth holding now: one per message running or waiting, within both caps. */
+  /**
+   * Connection slots worth holding now: one per message of the destination in this worker
+   * (running, waiting for a turn, or claimed and being built: `pending`), within both caps.
+   * Counting only those running or waiting, a lease call made between two claims (the gate
+   * briefly empty while the next claim's messages were built) was granted 0 or 1 slot, and the
+   * connections beyond it were closed, to be opened again moments later
+   * (docs/decisions/0056-postgres-and-idle-cores.md).
+   */
   private wantedSlots(): number {
-    return Math.min(this.policy.maxConnections, this.shaping.maxConnectionsPerWorker, this.busy.size + this.waiters.length);
+    return Math.min(this.policy.maxConnections, this.shaping.maxConnectionsPerWorker, Math.max(this.pending, this.busy.size + this.waiters.length));
   }
 
   /**

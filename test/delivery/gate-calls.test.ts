@@ -88,3 +88,20 @@ test('gate: a connection whose QUIT the receiver answered frees its slot at once
   assert.ok(ms < 7 * 250, `${ms} ms for 8 messages: the slots waited for the grace`);
   await shaping.close();
 });
+
+test('gate: a lease call made while the claimed messages are still being built keeps a slot for each of them, within the caps', async () => {
+  // Between two claims the gate holds no message running or waiting; the next claim's are
+  // being built (pending). The heartbeat's renewal then must not give the slots back: the
+  // connections beyond the grant would be closed and opened again a moment later.
+  const shaping = new Shaping({ db: pool, clock: systemClock, worker: 'w5', maxConnectionsPerWorker: 10, onSlotClosed() {}, onError: (err) => assert.fail(String(err)) });
+  const gate = shaping.route('mx.building.test', destinationFor({ ...SHIPPED_POLICY, default: { ...SHIPPED_POLICY.default, maxConnections: 6 } }, ['mx.building']));
+  const held = async () => (await pool.query(`SELECT coalesce(sum(connections), 0)::int AS n FROM delivery_leases WHERE worker = 'w5'`)).rows[0].n as number;
+  gate.pending = 4;
+  await gate.lease();
+  assert.equal(await held(), 4, 'a slot for each message being built');
+  gate.pending = 40;
+  await gate.lease();
+  assert.equal(await held(), 6, 'never more than the destination allows');
+  gate.pending = 0;
+  await shaping.close();
+});
