@@ -24,8 +24,8 @@
  *
  * The timeline line gives the arrivals per 250 ms from the first: where the rate dips.
  *
- * The load generator is undici's Pool: POST /api/v1/emails with the same headers and JSON body
- * for each message, over `--connections` keep-alive connections (32), one request in flight on
+ * The load generator is undici's Pool: POST /api/v1/emails with the header fields fetch sends
+ * (its own defaults included) and the same JSON body for each message, over `--connections` keep-alive connections (32), one request in flight on
  * each. Until decision 0056 it was fetch over the same 32 connections: the same requests, three
  * times this process's CPU (printed as `bench client`), taken from the two cores the server
  * runs on. `--client fetch` runs the old client. `postgres wal` is the WAL written per message.
@@ -113,16 +113,20 @@ const t0 = Date.now();
 // each) rather than fetch, which is built on the same client but adds WHATWG Request/Response/
 // Headers/stream objects per call: ~0.4 ms of this process's CPU per request against ~0.13 ms,
 // taken from the two cores the server shares with it (docs/benchmarks.md, decision 0056). The requests are
-// the same bytes either way: same method, path, headers and JSON body, over `connections`
+// the same either way: same method, path, header fields and JSON body, over `connections`
 // connections. `--client fetch` keeps the old client for comparison.
 const client = values.client === 'fetch' ? null : new Pool(`http://127.0.0.1:${cluster.port}`, { connections, pipelining: 1 });
+// The header fields fetch adds of its own (Node 20 and 24 alike), sent by the Pool too: the
+// server does the same work for each request whichever client sent it.
+const FETCH_DEFAULT_HEADERS = { accept: '*/*', 'accept-language': '*', 'sec-fetch-mode': 'cors', 'user-agent': 'node', 'accept-encoding': 'gzip, deflate' };
 async function post(body: string): Promise<{ status: number; id?: string }> {
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   if (client === null) {
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const res = await fetch(`http://127.0.0.1:${cluster.port}/api/v1/emails`, { method: 'POST', headers, body });
     const { id } = (await res.json()) as { id?: string };
     return { status: res.status, id };
   }
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...FETCH_DEFAULT_HEADERS };
   const res = await client.request({ method: 'POST', path: '/api/v1/emails', headers, body });
   const { id } = (await res.body.json()) as { id?: string };
   return { status: res.statusCode, id };
