@@ -111,7 +111,7 @@ const clientCpuAtStart = process.cpuUsage();
 const t0 = Date.now();
 // The load generator: undici's Pool (32 keep-alive connections, one request at a time on
 // each) rather than fetch, which is built on the same client but adds WHATWG Request/Response/
-// Headers/stream objects per call: ~0.4 ms of this process's CPU per request against ~0.13 ms,
+// Headers/stream objects per call: ~0.45 ms of this process's CPU per request against ~0.15 ms,
 // taken from the two cores the server shares with it (docs/benchmarks.md, decision 0056). The requests are
 // the same either way: same method, path, header fields and JSON body, over `connections`
 // connections. `--client fetch` keeps the old client for comparison.
