@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool.js';
 import { SETTLE_STOPPED } from '../db/queries/campaigns/campaigns.js';
-import type { MessageRow } from '../db/queries/messages.js';
+import { columnsWithContent, MESSAGE_COLUMNS, MESSAGE_CONTENT, type MessageRow } from '../db/queries/messages.js';
 
 /** Per-destination caps on a claim (claimDueMessages), as parallel arrays. */
 export interface DestinationRooms {
@@ -12,34 +12,24 @@ export interface DestinationRooms {
 /** A column a MessageRow may lack: a claim may leave it out and still return MessageRows. */
 type OptionalColumn = { [K in keyof MessageRow]-?: undefined extends MessageRow[K] ? K : never }[keyof MessageRow];
 
+/** Columns delivery never reads (when it was opened or clicked, its idempotency reference, the source of its last attempt). */
+export const CLAIM_LEAVES_OUT = ['opened_at', 'clicked_at', 'idempotency_ref', 'source_name', 'source_address'] as const satisfies readonly OptionalColumn[];
+
 /**
  * The columns a claim returns besides the content: every column of `messages` the delivery
  * path (route, build, plan) may read, each once. `m.*` beside the group's content sent a claimed
  * row's html, text and attachments twice, so PostgreSQL read (and decompressed) them twice and
  * the worker decoded and parsed both copies; and columns delivery never reads were parsed per
- * row all the same. Every column of `messages` is here, in CLAIMED_CONTENT or in
- * CLAIM_LEAVES_OUT: test/delivery/claim-columns.test.ts checks it against the table, so a new
- * column has to be placed in one of them.
+ * row all the same.
  */
-export const CLAIMED_COLUMNS = [
-  'id', 'account_id', 'domain_id', 'status', 'from_email', 'from_name', 'to_email', 'to_domain', 'cc', 'bcc', 'reply_to', 'subject',
-  'headers', 'tags', 'template_id', 'campaign_id', 'attempts', 'next_attempt_at', 'first_attempt_at', 'last_response', 'last_mx',
-  'locked_by', 'scheduled_at', 'delivered_at', 'created_at', 'group_id', 'recipient_type', 'header_to', 'track_opens', 'track_clicks',
-  'subscriber_id', 'merge_data',
-] as const satisfies readonly (keyof MessageRow)[];
+export const CLAIMED_COLUMNS = MESSAGE_COLUMNS.filter((c) => !(CLAIM_LEAVES_OUT as readonly string[]).includes(c));
 
 /** The content, returned once: the row's own, or on a cc/bcc copy its group's. */
-export const CLAIMED_CONTENT = ['html', 'text', 'attachments'] as const satisfies readonly (keyof MessageRow)[];
-
-/** Columns delivery never reads (when it was opened or clicked, its idempotency reference, the source of its last attempt). */
-export const CLAIM_LEAVES_OUT = ['opened_at', 'clicked_at', 'idempotency_ref', 'source_name', 'source_address'] as const satisfies readonly OptionalColumn[];
+export const CLAIMED_CONTENT = MESSAGE_CONTENT;
 
 // cc/bcc copies carry no content of their own: read it from the group's row (the join sees that
 // row as of the statement's snapshot; content never changes after accept).
-const CLAIMED_ROW = [
-  ...CLAIMED_COLUMNS.map((c) => `m.${c}`),
-  ...CLAIMED_CONTENT.map((c) => `CASE WHEN g.id IS NULL THEN m.${c} ELSE g.${c} END AS ${c}`),
-].join(', ');
+const CLAIMED_ROW = columnsWithContent(CLAIMED_COLUMNS);
 
 /**
  * Claims up to `limit` due messages for this worker. FOR UPDATE SKIP LOCKED lets many workers

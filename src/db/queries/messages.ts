@@ -220,14 +220,31 @@ export async function monthlyUsage(db: Queryable, accountId: string, month: stri
 }
 
 /**
- * The columns of a message row with the content (html, text, attachments) read from the
- * group's `to` row when the row is a cc/bcc copy (migration 011: content is stored once).
- * `m` is the row, `g` the LEFT JOINed group row (`g.id = m.group_id AND m.group_id <> m.id`).
+ * Every column of `messages` besides the content, and the content (html, text, attachments).
+ * test/delivery/claim-columns.test.ts checks the two lists against the table, so a migration's
+ * new column has to be named here.
  */
-export const MESSAGE_WITH_CONTENT = `m.*,
-  CASE WHEN g.id IS NULL THEN m.html ELSE g.html END AS html,
-  CASE WHEN g.id IS NULL THEN m.text ELSE g.text END AS text,
-  CASE WHEN g.id IS NULL THEN m.attachments ELSE g.attachments END AS attachments`;
+export const MESSAGE_COLUMNS = [
+  'id', 'account_id', 'domain_id', 'status', 'from_email', 'from_name', 'to_email', 'to_domain', 'cc', 'bcc', 'reply_to', 'subject',
+  'headers', 'tags', 'template_id', 'campaign_id', 'attempts', 'next_attempt_at', 'first_attempt_at', 'last_response', 'last_mx',
+  'locked_by', 'scheduled_at', 'delivered_at', 'created_at', 'group_id', 'recipient_type', 'header_to', 'track_opens', 'track_clicks',
+  'subscriber_id', 'merge_data', 'opened_at', 'clicked_at', 'idempotency_ref', 'source_name', 'source_address',
+] as const satisfies readonly (keyof MessageRow)[];
+export const MESSAGE_CONTENT = ['html', 'text', 'attachments'] as const satisfies readonly (keyof MessageRow)[];
+
+/**
+ * The given columns of a message row `m` with its content, each once: a cc/bcc copy stores no
+ * content (migration 011) and reads its group's, `g` being the LEFT JOINed group row
+ * (`g.id = m.group_id AND m.group_id <> m.id`).
+ */
+export function columnsWithContent(columns: readonly string[]): string {
+  return [
+    ...columns.map((c) => `m.${c}`),
+    ...MESSAGE_CONTENT.map((c) => `CASE WHEN g.id IS NULL THEN m.${c} ELSE g.${c} END AS ${c}`),
+  ].join(', ');
+}
+
+const MESSAGE_WITH_CONTENT = columnsWithContent(MESSAGE_COLUMNS);
 
 export async function getMessage(db: Queryable, accountId: string, id: string): Promise<MessageRow | null> {
   // The cc/bcc copy reads its content from its group row (same account by construction).
