@@ -3,7 +3,7 @@
  * draws the same map). A rule here is the architecture: change the two together.
  *
  * Layers, lowest first. Each may import only the layers below it:
- *   kernel files (src/*.ts: config with data-dir, package-root and its delivery-policy with sending-identity, clock, ids, errors, logging) and lib/ — import no other layer
+ *   kernel files (src/*.ts: config with data-dir, worker-heap, package-root and its delivery-policy with sending-identity, clock, ids, errors, logging) and lib/ — import no other layer
  *   templates/ (the template language)     — kernel, lib
  *   db/                                   — kernel, lib (mail/ for types only)
  *   mail/                                 — kernel, lib
@@ -42,7 +42,7 @@ const roomRules = DOMAIN_ROOMS.slice(0, -1).map((room, i) => ({
   to: { path: DOMAIN_ROOMS.slice(i + 1).map((r) => r.path) },
 }));
 
-const KERNEL_FILES = '^src/(config|data-dir|package-root|delivery-policy|sending-identity|clock|ids|errors|logging)\\.ts$';
+const KERNEL_FILES = '^src/(config|data-dir|worker-heap|package-root|delivery-policy|sending-identity|clock|ids|errors|logging)\\.ts$';
 
 module.exports = {
   forbidden: [

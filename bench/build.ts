@@ -26,7 +26,7 @@ import type { MessageRow } from '../src/db/queries/messages.js';
 import { CampaignRenderer } from '../src/domain/campaigns/content.js';
 import type { Queryable } from '../src/db/pool.js';
 import { compileTemplate, renderTemplate } from '../src/templates/index.js';
-import { createHash, createPrivateKey, sign } from 'node:crypto';
+import { createHash, createPrivateKey, createSecretKey, sign } from 'node:crypto';
 import { ORDER_HTML } from './lib/order-mail.js';
 
 const { values } = parseArgs({
@@ -79,7 +79,7 @@ const orderRow = (i: number): MessageRow => {
   const variables = values['same-content'] ? { name: 'friend', order: 'A-1' } : { name: `User ${i}`, order: `A-${i}` };
   return { ...row(i), subject: renderTemplate(orderSubject, variables, 'subject'), html: renderTemplate(orderHtml, variables, 'html') };
 };
-const opts = { bounceDomain: 'bounces.bench.test', verpKey: Buffer.alloc(32, 7), now: new Date() };
+const opts = { bounceDomain: 'bounces.bench.test', verpKey: createSecretKey(Buffer.alloc(32, 7)), now: new Date() };
 const build = async (r: MessageRow) => buildMessage(values.campaign ? await renderer.render(r, signing.domain, signing.trackingHost) : r, signing, links, opts);
 const make = values.campaign ? campaignRow : values['order-mail'] ? orderRow : row;
 for (let i = 0; i < 200; i++) await build(make(i)); // warm-up

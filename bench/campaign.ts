@@ -108,6 +108,12 @@ const timeout = setTimeout(() => done(), 900_000);
 await allArrived;
 clearTimeout(timeout);
 const rss = cluster.peakRssMb();
+const heaps = cluster.peakHeapMb();
+const cpu = cluster.cpuSeconds();
+const startup = cluster.startupCpuSeconds();
+const workerIndexes = roles.flatMap((r, i) => (r === 'worker' ? [i] : []));
+const workersCpu = workerIndexes.reduce((sum, i) => sum + cpu[i], 0);
+const workersStartup = workerIndexes.reduce((sum, i) => sum + startup[i], 0);
 // Let the workers record the last outcomes before measuring the database.
 for (let i = 0; i < 100; i++) {
   const { rows } = await pool.query(`SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1 AND status <> 'delivered'`, [campaign.id]);
@@ -121,6 +127,11 @@ process.stdout.write(
   [
     `delivered    ${(arrived / ((last - first) / 1000)).toFixed(0)}/s between first and last arrival; ${(arrived / ((last - t0) / 1000)).toFixed(0)}/s from send (${arrived} in ${((last - t0) / 1000).toFixed(1)} s) ${load()}`,
     `peak RSS MB  ${roles.map((r, i) => `${r} ${rss[i]}`).join(', ')}`,
+    ...workerIndexes.map((i) => {
+      const h = heaps[i];
+      return h ? `peak heap MB worker ${i}: young generation ${h.newSpace}, old generation ${h.oldSpace}, heap ${h.heapTotal}, external ${h.external} (ArrayBuffers ${h.arrayBuffers}); V8 heap limit ${h.heapSizeLimit}` : `peak heap MB worker ${i}: not sampled`;
+    }),
+    `workers CPU  ${((workersCpu / arrived) * 1000).toFixed(3)} ms per delivered message (${((workersCpu - workersStartup) / arrived * 1000).toFixed(3)} without start-up; fan-out included; ${workersCpu.toFixed(1)} s)`,
     `database     ${((dbAfter - dbBefore) / total).toFixed(0)} bytes per recipient (database growth, messages + events + indexes + rollups); messages table ${(messagesBytes / total).toFixed(0)} bytes per row`,
   ].join('\n') + '\n',
 );

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dataDirOf } from './data-dir.js';
 import { loadPolicy, PolicyError, type DeliveryPolicy } from './delivery-policy.js';
+import { DEFAULT_WORKER_SEMI_SPACE_MB, WORKER_SEMI_SPACE_VARIABLE } from './worker-heap.js';
 
 export type DeliveryMode = 'mx' | 'relay' | 'capture';
 export type Role = 'all' | 'api' | 'worker';
@@ -41,6 +42,11 @@ export interface Config {
    */
   trustProxy: string[];
   logLevel: string;
+  /**
+   * Each semi-space of a worker process's young generation, in MB (POSTLINE_WORKER_SEMI_SPACE_MB,
+   * default 16); null leaves V8's own size (0). Applied at the worker's start (src/worker-heap.ts).
+   */
+  workerSemiSpaceMb: number | null;
   /** SMTP submission (docs/submission.md); each port off when unset. */
   submission: SubmissionConfig;
   /** TLS reports (RFC 8460) about recipient domains: who we say we are, and whether they are sent. */
@@ -208,6 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyLeaseMs: int(env, 'POSTLINE_IDEMPOTENCY_LEASE_SECONDS', 30, 1, 3600) * 1000,
     trustProxy: trustProxy(env),
     logLevel: env.LOG_LEVEL || 'info',
+    workerSemiSpaceMb: int(env, WORKER_SEMI_SPACE_VARIABLE, DEFAULT_WORKER_SEMI_SPACE_MB, 0, 1024) || null,
     submission: submissionConfig(env),
     tlsReports: tlsReportSettings(env, new URL(baseUrl).hostname),
   };

@@ -8,6 +8,7 @@ import { openDatabase } from './db/open.js';
 import { createMailDns } from './mail/dns.js';
 import { checkSourcesAtStart } from './delivery/sources/check-at-start.js';
 import { saveCompileCache } from './compile-cache.js';
+import { heapSettingWarning, workerHeapFacts } from './worker-heap.js';
 
 /**
  * `postline start`: opens the database (embedded unless DATABASE_URL), migrates, and runs
@@ -22,6 +23,8 @@ import { saveCompileCache } from './compile-cache.js';
 export async function startServer(config: Config, role: Role): Promise<void> {
   const log = pino(loggerOptions(config.logLevel, ['*.key', '*.password', '*.secret']));
   for (const warning of startupWarnings(config)) log.warn(warning);
+  const heapWarning = role === 'worker' ? heapSettingWarning(config.workerSemiSpaceMb, process.execArgv, process.env) : null;
+  if (heapWarning) log.warn(heapWarning);
   const db = await openDatabase(config, { owner: true, log: (m) => log.info(m) });
   const clock = systemClock;
   // The first-start keys go to exactly one place: a process that is the whole deployment (the
@@ -53,7 +56,8 @@ export async function startServer(config: Config, role: Role): Promise<void> {
   const workers = role === 'api' ? null : await (await import('./workers/index.js')).startWorkers({ config, pool: db.pool, clock, log });
   // PORT=0 asks for any free port: say which one was given (the base URL still names port 0).
   const port = app ? (app.server.address() as AddressInfo).port : undefined;
-  log.info({ role, port, smtpPort: inbound?.port, submissionPort: submission?.port, submissionsPort: submission?.tlsPort }, 'postline started');
+  const heap = role === 'worker' ? workerHeapFacts(config.workerSemiSpaceMb) : undefined;
+  log.info({ role, port, smtpPort: inbound?.port, submissionPort: submission?.port, submissionsPort: submission?.tlsPort, heap }, 'postline started');
   const listening = port !== undefined && port !== config.port ? ` (listening on port ${port})` : '';
   saveCompileCache();
   process.stdout.write(`postline ready (role ${role})${app ? ` on ${config.baseUrl}${listening}` : ''}\n`);

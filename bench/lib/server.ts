@@ -22,6 +22,11 @@ export interface BenchCluster {
   addProcess(role: string): Promise<void>;
   /** Peak resident set size of each server process so far, in MB. */
   peakRssMb(): number[];
+  /**
+   * Peaks of each worker process's V8 heap so far, in MB (sampled inside it by
+   * bench/lib/heap-peaks.mjs; written each second, so up to a second old); null for other roles.
+   */
+  peakHeapMb(): (HeapPeaks | null)[];
   /** CPU time (user + system) each server process has used so far, in seconds. */
   cpuSeconds(): number[];
   /**
@@ -40,6 +45,21 @@ export interface BenchCluster {
   postgresCpuSeconds(): number;
   stop(): Promise<void>;
 }
+
+export interface HeapPeaks {
+  /** The young generation (two semi-spaces) and the old generation, as V8 sized them. */
+  newSpace: number;
+  oldSpace: number;
+  /** All of V8's heap spaces together. */
+  heapTotal: number;
+  /** Memory outside the heap that V8 knows of; of it, Buffers and other ArrayBuffers. */
+  external: number;
+  arrayBuffers: number;
+  /** V8's limit: the old generation's plus three semi-spaces (it moves with --max-semi-space-size). */
+  heapSizeLimit: number;
+}
+
+const HEAP_PEAKS = new URL('./heap-peaks.mjs', import.meta.url).pathname;
 
 /** USER_HZ of /proc/PID/stat: 100 on Linux for x86 and arm. */
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -80,7 +100,8 @@ function startProcess(role: string, env: Record<string, string>): Promise<{ chil
   const profile = process.env.BENCH_PROFILE_ROLE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench-profiles'}`] : [];
   // BENCH_WORKER_NODE_FLAGS="--flag …" starts the worker processes with node/V8 flags: an A/B of
   // a runtime setting (decision 0051 measured the young generation's size this way).
-  const flags = role === 'worker' ? (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
+  // Workers sample their own heap for peakHeapMb().
+  const flags = role === 'worker' ? [...(process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', HEAP_PEAKS] : [];
   const child = spawn(process.execPath, [...profile, ...flags, 'dist/bin/postline.js', 'start', '--role', role], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -106,6 +127,7 @@ export async function startCluster(roles: string[], extraEnv: Record<string, str
     POSTLINE_RATE_LIMIT_LIVE: '100000000',
     // The inbound SMTP listener on a free port: benchmarks may run while a server holds 2525.
     POSTLINE_SMTP_PORT: '0',
+    BENCH_HEAP_PEAKS_DIR: dataDir,
     ...extraEnv,
   };
   const processes: ChildProcess[] = [];
@@ -145,6 +167,15 @@ export async function startCluster(roles: string[], extraEnv: Record<string, str
       sample();
       return peaks.map((p) => Math.round(p));
     },
+    peakHeapMb: () =>
+      processes.map((p) => {
+        try {
+          const peaks = JSON.parse(readFileSync(join(dataDir, `${p.pid}.json`), 'utf8')) as HeapPeaks;
+          return Object.fromEntries(Object.entries(peaks).map(([k, v]) => [k, Math.round(v / 1048576)])) as unknown as HeapPeaks;
+        } catch {
+          return null; // not a worker, or no sample written yet
+        }
+      }),
     cpuSeconds: () =>
       processes.map((p) => {
         try {

@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
@@ -24,7 +25,8 @@ export interface ContentSource {
  */
 export class MessageBuilder {
   private readonly links: TrackingLinks;
-  private readonly verpKey: Buffer;
+  /** Imported once: every message's return path is an HMAC with it (src/mail/verp.ts says why). */
+  private readonly verpKey: KeyObject;
   private readonly content: ContentSource;
   /** Each sending domain's keys, read once a minute; the read itself is shared, so the builds that start together before it returns do not each read and decrypt them. */
   private readonly signing = new Map<string, { info: Promise<SigningInfo>; at: number }>();
@@ -38,7 +40,7 @@ export class MessageBuilder {
   ) {
     this.links = new TrackingLinks(deps.config);
     this.content = deps.content(this.links);
-    this.verpKey = deriveKey(deps.config.secret, 'verp');
+    this.verpKey = createSecretKey(deriveKey(deps.config.secret, 'verp'));
   }
 
   /** Build and sign one message: the step campaigns and automations hook their rendering into. */

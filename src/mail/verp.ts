@@ -16,19 +16,23 @@
  *
  * Everything is lower case hex, '_', '+' and '=' because some MTAs lower-case local parts;
  * decoding is case-insensitive for the same reason. Pass the key from
- * `deriveKey(config.secret, 'verp')` (keyring.ts).
+ * `deriveKey(config.secret, 'verp')` (keyring.ts); a process that encodes many passes it as a
+ * KeyObject (`createSecretKey`), imported once: on Node 24 an HMAC keyed with a Buffer checks the
+ * key's type by catching exceptions, ~12 µs against ~2 µs with a KeyObject (decision 0054).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
+
+export type VerpKey = Buffer | string | KeyObject;
 
 const PREFIX = 'bounces';
 const TAG_LENGTH = 12;
 const MESSAGE_ID = /^[a-z]+_[0-9a-z]{1,40}$/;
 
-function tag(key: Buffer | string, messageId: string): string {
+function tag(key: VerpKey, messageId: string): string {
   return createHmac('sha256', key).update(messageId).digest('hex').slice(0, TAG_LENGTH);
 }
 
-export function encodeVerp(messageId: string, bounceDomain: string, key: Buffer | string): string {
+export function encodeVerp(messageId: string, bounceDomain: string, key: VerpKey): string {
   const id = messageId.toLowerCase();
   if (!MESSAGE_ID.test(id)) throw new Error(`not a message id: ${messageId}`);
   return `${PREFIX}+${id}=${tag(key, id)}@${bounceDomain.toLowerCase()}`;
@@ -39,7 +43,7 @@ export type VerpDecode =
   | { ok: false; reason: 'not_verp' | 'bad_signature' };
 
 /** Decode a bounce recipient (with or without angle brackets). Never throws. */
-export function decodeVerp(address: string, key: Buffer | string): VerpDecode {
+export function decodeVerp(address: string, key: VerpKey): VerpDecode {
   const m = /^<?bounces\+([a-z]+_[0-9a-z]{1,40})=([0-9a-f]+)@([^\s@<>]+)>?$/.exec(address.trim().toLowerCase());
   if (!m) return { ok: false, reason: 'not_verp' };
   const [, messageId, given, domain] = m;

@@ -20,6 +20,17 @@ test('config: defaults follow docs/architecture.md#configuration', () => {
   assert.equal(c.deliveryConcurrency, 200);
   assert.equal(c.mxConnectionsPerHost, 10);
   assert.deepEqual(c.rateLimits, { live: 600, test: 120 });
+  assert.equal(c.workerSemiSpaceMb, 16);
+});
+
+test('config: POSTLINE_WORKER_SEMI_SPACE_MB takes 0 (V8 sizes it) to 1024', () => {
+  const semi = (v: string) => loadConfig({ POSTLINE_DATA_DIR: dir(), POSTLINE_WORKER_SEMI_SPACE_MB: v }).workerSemiSpaceMb;
+  assert.equal(semi('0'), null);
+  assert.equal(semi('1'), 1);
+  assert.equal(semi('1024'), 1024);
+  for (const bad of ['-1', '1025', '16MB', '1.5']) {
+    assert.throws(() => semi(bad), (e: unknown) => e instanceof ConfigError && e.variable === 'POSTLINE_WORKER_SEMI_SPACE_MB', bad);
+  }
 });
 
 test('config: generated secrets persist in the data dir', () => {

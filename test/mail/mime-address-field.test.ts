@@ -36,6 +36,9 @@ test('addressField writes what headerField writes, over 4,000 generated addresse
     for (const key of ['To', 'Cc']) {
       const expected = headerField(key, address);
       assert.equal(addressField(key, address), expected, `${key}: ${JSON.stringify(address)}`);
+      // As compose.ts hands a recipient over: one mailbox without a name.
+      const mailbox = [{ name: '', address }];
+      assert.equal(addressField(key, mailbox), headerField(key, mailbox), `${key}: ${JSON.stringify(mailbox)}`);
       if (expected === `${key}: ${address}`) plain++;
       if (expected?.includes('\r\n')) folded++;
     }
@@ -51,7 +54,7 @@ test('addressField: the line length boundary, and values that are not one plain 
     assert.equal(`To: ${address}`.length, length);
     assert.equal(addressField('To', address), headerField('To', address));
   }
-  for (const value of ['A@Example.com', 'a@example.com, b@example.com', 'Name <a@example.com>', 'a.@example.com', '"a b"@example.com', 'a@jõgeva.ee', '', 'a@b', [{ name: '', address: 'a@example.com' }, { name: 'B', address: 'b@example.com' }]] as HeaderValue[]) {
+  for (const value of ['A@Example.com', 'a@example.com, b@example.com', 'Name <a@example.com>', 'a.@example.com', '"a b"@example.com', 'a@jõgeva.ee', '', 'a@b', [{ name: '', address: 'a@example.com' }, { name: 'B', address: 'b@example.com' }], [{ name: 'A', address: 'a@example.com' }], [{ name: '', address: 'A@Example.com' }], [{ name: ' ', address: 'a@example.com' }]] as HeaderValue[]) {
     assert.equal(addressField('To', value), headerField('To', value), JSON.stringify(value));
   }
 });

@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { createSecretKey } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { decodeVerp, encodeVerp } from '../../src/mail/verp.js';
 import { deriveKey } from '../../src/mail/keyring.js';
@@ -40,4 +41,15 @@ test('verp: anything that is not a VERP address is not_verp', () => {
   for (const a of ['postmaster@example.com', 'bounces@example.com', 'bounces+msg_1@example.com', '']) {
     assert.deepEqual(decodeVerp(a, key), { ok: false, reason: 'not_verp' }, a);
   }
+});
+
+test('verp: the key imported once as a KeyObject gives the same return paths, and decodes those of the Buffer', () => {
+  const imported = createSecretKey(key);
+  for (let i = 0; i < 50; i++) {
+    const id = newId('msg');
+    const address = encodeVerp(id, 'bounces.example.com', imported);
+    assert.equal(address, encodeVerp(id, 'bounces.example.com', key));
+    assert.deepEqual(decodeVerp(address, imported), { ok: true, messageId: id, domain: 'bounces.example.com' });
+  }
+  assert.deepEqual(decodeVerp(encodeVerp(newId('msg'), 'b.example', createSecretKey(deriveKey('another-root-secret-value', 'verp'))), imported), { ok: false, reason: 'bad_signature' });
 });

@@ -139,6 +139,14 @@ test('isTrackableUrl: absolute http(s) with a host only', () => {
   assert.equal(isTrackableUrl('\thttps://a.example/'), false);
 });
 
+test('isTrackableUrl: the memoised answer is the first one, for URLs of every length', () => {
+  const long = `https://a.example/${'x'.repeat(3000)}`;
+  const cases: [string, boolean][] = [['https://b.example/y', true], ['https:/b.example', false], ['http://', false], ['https://b.example/\u0007', false], [long, true], [`ftp${long.slice(5)}`, false]];
+  for (let round = 0; round < 3; round++) {
+    for (const [url, expected] of cases) assert.equal(isTrackableUrl(url), expected, `${round}: ${url.slice(0, 40)}`);
+  }
+});
+
 test('malformed input is null, never an exception', () => {
   const samples: unknown[] = [
     undefined, null, 42, {}, [], '', '.', '..', 'abc', 'abc.', '.abc', 'a.b.c', '!!!.@@@',

@@ -2,7 +2,7 @@ import type { MessageRow } from '../../db/queries/messages.js';
 import { composeWritten, htmlToText } from '../../mail/compose.js';
 import { signMessage, signWrittenMessage, type DkimSigningKey } from '../../mail/dkim.js';
 import { rewriteHtml } from '../../mail/html-rewrite.js';
-import { encodeVerp } from '../../mail/verp.js';
+import { encodeVerp, type VerpKey } from '../../mail/verp.js';
 import { messageWithDataWire } from '../../mail/smtp-data/made-with-message.js';
 import { escapeHtml } from '../../templates/index.js';
 import { ContentCache } from '../../lib/content-cache.js';
@@ -73,7 +73,7 @@ export async function buildMessage(
   row: MessageRow,
   signing: SigningInfo,
   links: TrackingLinks,
-  opts: { bounceDomain: string; verpKey: Buffer; now: Date },
+  opts: { bounceDomain: string; verpKey: VerpKey; now: Date },
 ): Promise<BuiltMessage> {
   const th = signing.trackingHost;
   const unsubscribeUrl = links.unsubscribe(row.id, th);

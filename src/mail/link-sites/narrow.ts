@@ -31,11 +31,26 @@ function pastGt(html: string, from: number): number {
 }
 
 export function narrowLinkSites(html: string): Sites | null {
-  if (UNCOVERED.test(html)) return null;
+  if (isUncovered(html)) return null;
   const sites: Sites = { links: [], removals: [], bodyClose: -1, htmlClose: -1 };
+  scanFrom(html, 0, sites, () => false);
+  return sites;
+}
+
+/** Whether `text` holds what makes the scanner decline a document. */
+export const isUncovered = (text: string): boolean => UNCOVERED.test(text);
+
+/**
+ * The scan from `at`, a place where the tokenizer is in text (the start, or where a token
+ * ended), adding what it finds to `sites`. `stop` is asked at each such place, `at` first:
+ * when it answers true the scan ends there and returns it; otherwise -1 once the document
+ * ends. From a place in text, what the scan finds depends on nothing but the rest of the
+ * document (./copies.ts relies on it).
+ */
+export function scanFrom(html: string, at: number, sites: Sites, stop: (at: number) => boolean): number {
   const n = html.length;
-  let at = 0;
   while (at >= 0 && at < n) {
+    if (stop(at)) return at;
     const lt = html.indexOf('<', at);
     if (lt < 0 || lt + 1 >= n) break;
     const c = html.charCodeAt(lt + 1);
@@ -46,7 +61,7 @@ export function narrowLinkSites(html: string): Sites | null {
     // Any other character: the "<" was text.
     else at = lt + 1;
   }
-  return sites;
+  return -1;
 }
 
 /** `</name`: the name runs to whitespace, "/" or ">", the tag to the next ">". */

@@ -66,11 +66,13 @@ const FOLD_LENGTH = 76;
 
 /**
  * headerField for a recipient field (To, Cc): a single plain address that fits
- * on one line is the field as it is; anything else goes through nodemailer.
+ * on one line is the field as it is; anything else goes through nodemailer. The address comes
+ * as a string or, as compose.ts hands recipients over, as one mailbox without a name.
  * test/mail/mime-address-field.test.ts proves it equal to headerField.
  */
 export function addressField(key: string, value: HeaderValue): string | null {
-  if (typeof value === 'string' && key.length + value.length + 2 < FOLD_LENGTH && PLAIN_ADDRESS.test(value)) return `${key}: ${value}`;
+  const address = typeof value === 'string' ? value : Array.isArray(value) && value.length === 1 && value[0].name === '' ? value[0].address : null;
+  if (address !== null && key.length + address.length + 2 < FOLD_LENGTH && PLAIN_ADDRESS.test(address)) return `${key}: ${address}`;
   return headerField(key, value);
 }
 

@@ -38,14 +38,27 @@ const endsWithEscape = (str: string, start: number, end: number): boolean =>
  * escapes of one UTF-8 character; then ended with a soft break `=` CRLF.
  *
  * `crFree`: `str` holds no CR (simple text), so the line break to cut after is the last LF of
- * the line's end, found from an LF position kept with indexOf; and its caller makes every LF a
- * CRLF, so soft breaks are written as `=` LF.
+ * the line's end, found from an LF position kept with indexOf; and every LF is written as the
+ * CRLF nodemailer's LeWindows transform makes of it as each line is taken, which spares a pass
+ * over the whole body (and making the joined lines one string first) to replace them after.
  */
 export function wrapQuotedPrintable(str: string, crFree = false): string {
-  const softBreak = crFree ? '=\n' : '=\r\n';
   const len = str.length;
-  if (len <= LINE_LENGTH) return str;
   let result = '';
+  // CR-free text: the next LF at or after what is already in result.
+  let takenLf = crFree ? str.indexOf('\n') : -1;
+  const take = (from: number, to: number): void => {
+    while (takenLf !== -1 && takenLf < to) {
+      result += `${str.slice(from, takenLf)}\r\n`;
+      from = takenLf + 1;
+      takenLf = str.indexOf('\n', from);
+    }
+    result += str.slice(from, to);
+  };
+  if (len <= LINE_LENGTH) {
+    take(0, len);
+    return result;
+  }
   let pos = 0;
   // The next CRLF at or after pos (searched again only once pos passes it).
   let nextCrlf = -2;
@@ -55,12 +68,12 @@ export function wrapQuotedPrintable(str: string, crFree = false): string {
     const end = Math.min(pos + LINE_LENGTH, len);
     if (nextCrlf !== -1 && nextCrlf < pos) nextCrlf = str.indexOf('\r\n', pos);
     if (nextCrlf !== -1 && nextCrlf + 2 <= end) {
-      result += str.slice(pos, nextCrlf + 2);
+      take(pos, nextCrlf + 2);
       pos = nextCrlf + 2;
       continue;
     }
     if (str.charCodeAt(end - 1) === LF) {
-      result += str.slice(pos, end);
+      take(pos, end);
       pos = end;
       continue;
     }
@@ -75,7 +88,7 @@ export function wrapQuotedPrintable(str: string, crFree = false): string {
       while (lastBreak >= tailStart && str.charCodeAt(lastBreak) !== LF && str.charCodeAt(lastBreak) !== CR) lastBreak--;
     }
     if (lastBreak >= tailStart && str.charCodeAt(lastBreak) === LF) {
-      result += str.slice(pos, lastBreak + 1);
+      take(pos, lastBreak + 1);
       pos = lastBreak + 1;
       continue;
     }
@@ -97,9 +110,10 @@ export function wrapQuotedPrintable(str: string, crFree = false): string {
     if (lineEnd === pos) lineEnd = end;
     if (lineEnd < len && str.charCodeAt(lineEnd - 1) !== LF) {
       if (lineEnd - pos === LINE_LENGTH) lineEnd -= endsWithEscape(str, pos, lineEnd) ? 3 : 1;
-      result += str.slice(pos, lineEnd) + softBreak;
+      take(pos, lineEnd);
+      result += '=\r\n';
     } else {
-      result += str.slice(pos, lineEnd);
+      take(pos, lineEnd);
     }
     pos = lineEnd;
   }
@@ -206,8 +220,7 @@ export const isSimpleText = (text: string): boolean => !NOT_SIMPLE.test(text);
  * encoded), and wrapping goes on from the last unfinished line.
  *
  * `simple` (the caller found `isSimpleText(body)`): escaped without the regular expression, and
- * wrapped as CR-free text, soft breaks written as `=` LF for a caller that then makes every LF a
- * CRLF.
+ * wrapped as CR-free text, every line break written as CRLF.
  */
 export function encodeQuotedPrintable(body: string, simple = false): string {
   const escape = simple ? encodeSimpleQuotedPrintableText : encodeQuotedPrintableText;

@@ -53,9 +53,9 @@ export function encodeTextBody(content: string, encoding: TextTransferEncoding, 
   // 7bit is written as it is, and quoted-printable keeps CR and LF literal in text: both pass
   // through nodemailer's LeWindows transform, which makes every LF not after a CR a CRLF.
   if (simple) {
-    // No CR in the text: every LF is one LeWindows makes CRLF, the soft breaks' too once they
-    // are written as '=' LF, so all of them are replaced at once, without a lookbehind.
-    return (encoding === '7bit' ? content : encodeQuotedPrintable(content, true)).replaceAll('\n', '\r\n');
+    // No CR in the text: every LF is one LeWindows makes CRLF, so they are replaced at once,
+    // without a lookbehind; the quoted-printable wrap writes them so as it takes each line.
+    return encoding === '7bit' ? content.replaceAll('\n', '\r\n') : encodeQuotedPrintable(content, true);
   }
   const body = encoding === '7bit' ? content : encodeQuotedPrintable(content);
   return body.includes('\n') ? body.replace(/(?<!\r)\n/g, '\r\n') : body;

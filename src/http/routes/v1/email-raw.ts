@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { createSecretKey } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import { CampaignRenderer } from '../../../domain/campaigns/content.js';
 import { bounceDomainFor } from '../../../domain/domains/name.js';
@@ -25,7 +26,7 @@ const RawParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 export async function emailRawRoutes(app: FastifyInstance): Promise<void> {
   const links = new TrackingLinks(app.deps.config);
   const campaigns = new CampaignRenderer(app.deps.pool, links);
-  const verpKey = deriveKey(app.deps.config.secret, 'verp');
+  const verpKey = createSecretKey(deriveKey(app.deps.config.secret, 'verp'));
 
   // The answer is bytes (message/rfc822), which the type provider would type as the schema's
   // string: the route is typed by its params schema alone.
