@@ -30,13 +30,18 @@ function run(args: string[]): { status: number | null; stdout: string; stderr: s
 }
 
 /** `postline start --role <role>` from dist/ until ready; returns its output and stops it. */
-async function startBuilt(role: 'api' | 'worker', whileReady: (output: string) => Promise<void> = async () => {}, extraEnv: Record<string, string> = {}): Promise<string> {
+async function startBuilt(
+  role: 'api' | 'worker',
+  whileReady: (output: string) => Promise<void> = async () => {},
+  extraEnv: Record<string, string> = {},
+  isReady: (output: string) => boolean = (output) => output.includes('postline ready'),
+): Promise<string> {
   const child = spawn(process.execPath, [BIN, 'start', '--role', role], { cwd: tmpdir(), env: env(extraEnv) });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (d: Buffer) => {
       out += d;
-      if (out.includes('postline ready')) resolve();
+      if (isReady(out)) resolve();
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
@@ -94,7 +99,9 @@ function heapLimitWith(flags: string[]): number {
 
 /** The `postline started` line a built worker logs, started as the systemd unit starts it. */
 async function workerStarted(extraEnv: Record<string, string>): Promise<{ pid: number; heap: { semiSpaceMb: number | string; heapSizeLimitMb: number } }> {
-  const out = await startBuilt('worker', async () => {}, { LOG_LEVEL: 'info', ...extraEnv });
+  // The log line and "postline ready" are written separately: the first can reach the pipe after
+  // the second, so the worker is stopped only once both are read.
+  const out = await startBuilt('worker', async () => {}, { LOG_LEVEL: 'info', ...extraEnv }, (o) => o.includes('postline ready') && o.includes('"postline started"'));
   const line = out.split('\n').find((l) => l.includes('"postline started"'));
   assert.ok(line, out);
   return JSON.parse(line);
