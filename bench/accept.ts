@@ -102,6 +102,7 @@ process.stdout.write(
     `cpu both     ${(((apiCpu + pgCpu) * 1000) / Math.max(1, ok)).toFixed(3)} ms per accepted request`,
     `database     ${(commitCount / Math.max(1, ok)).toFixed(3)} commits per accepted request`,
     `connections  ${sessionCount} opened to PostgreSQL while counting (a backend started and a SCRAM exchange each)`,
+    `rss api      ${cluster.peakRssMb()[0].toFixed(0)} MB peak`,
     `start-up     ${startCpu.toFixed(2)} s of API CPU before the first request (not counted above)`,
     `load         ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) at the end`,
   ].join('\n') + '\n',
