@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ManualClock } from '../../src/clock.js';
 import type { Pool } from '../../src/db/pool.js';
-import { createDomain, dnsTargetsOf, forceVerifyDomain } from '../../src/domain/domains/domains.js';
+import { createDomain, dnsTargetsOf, forceVerifyDomain, removeDomain } from '../../src/domain/domains/domains.js';
 import { SendPipeline } from '../../src/domain/sending/send-pipeline.js';
 import { bootApp, createTestAccount } from '../helpers/app.js';
 
@@ -12,7 +13,7 @@ import { bootApp, createTestAccount } from '../helpers/app.js';
  * connection for each.
  */
 
-const { pool, clock, config } = await bootApp();
+const { pool, clock, config } = await bootApp({ clock: new ManualClock('2026-11-27T20:00:00.000Z') });
 const account = await createTestAccount(pool, 'Acme');
 const domain = await createDomain(pool, { accountId: account.accountId, name: 'acme.test', now: clock.now() }, { secret: config.secret, targets: dnsTargetsOf(config) });
 await forceVerifyDomain(pool, domain.id, clock.now());
@@ -57,4 +58,22 @@ test('sender domain: a shared lookup is per account, so another account\'s burst
   assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'rejected']);
   for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as { code?: string }).code, 'sender_domain_unverified');
   assert.equal(counting.lookups(), 2, 'one lookup per account');
+});
+
+test('sender domain: a domain removed meanwhile is refused as unverified, by a process that still holds it and once its cache time passed', async () => {
+  const own = await createTestAccount(pool, 'Initech');
+  const removed = await createDomain(pool, { accountId: own.accountId, name: 'initech.test', now: clock.now() }, { secret: config.secret, targets: dnsTargetsOf(config) });
+  await forceVerifyDomain(pool, removed.id, clock.now());
+  const counting = countingDomainLookups(pool);
+  const pipeline = new SendPipeline({ pool: counting.pool, config, clock });
+  const sender = { accountId: own.accountId, mode: 'live' as const, monthlyQuota: null };
+  await pipeline.send(sender, send('first@example.net', 'hello@initech.test'));
+  await removeDomain(pool, own.accountId, removed.id);
+  (clock as ManualClock).advance(9_999);
+  // Still cached here: the store meets the removed domain's foreign key, and the send is refused, not a 500.
+  await assert.rejects(pipeline.send(sender, send('cached@example.net', 'hello@initech.test')), (err: { code?: string }) => err.code === 'sender_domain_unverified');
+  assert.equal(counting.lookups(), 1, 'answered from the cache');
+  (clock as ManualClock).advance(1);
+  await assert.rejects(pipeline.send(sender, send('after@example.net', 'hello@initech.test')), (err: { code?: string }) => err.code === 'sender_domain_unverified');
+  assert.equal(counting.lookups(), 2, 'looked up again once the cache time passed');
 });

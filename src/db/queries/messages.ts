@@ -239,6 +239,14 @@ export function isDuplicateIdempotentSend(err: unknown): boolean {
   return (err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === 'messages_idempotency_ref';
 }
 
+/**
+ * True for the foreign-key violation of a send whose sender domain was removed after the
+ * process looked it up (its cache of verified domains, domain/sending/send-pipeline.ts).
+ */
+export function isRemovedSenderDomain(err: unknown): boolean {
+  return (err as { code?: string }).code === '23503' && (err as { constraint?: string }).constraint === 'messages_domain_id_fkey';
+}
+
 // Accepted-this-month count, for quota checks before a batch and for stats.
 export async function monthlyUsage(db: Queryable, accountId: string, month: string): Promise<number> {
   const { rows } = await db.query('SELECT sent FROM usage_counters WHERE account_id = $1 AND month = $2::date', [accountId, month]);

@@ -34,7 +34,8 @@ export class SendPipeline {
   private readonly writes: RequestWrites;
   private readonly suppression: SuppressionLookups;
   // Verified domains change rarely; caching the positive answer for a few seconds saves a
-  // query per send. A domain deleted meanwhile stops being accepted within DOMAIN_CACHE_MS.
+  // query per send. A domain deleted meanwhile stops being accepted within DOMAIN_CACHE_MS
+  // (of the injected clock, so tests move past it).
   private readonly domains = new BoundedMap<string, { domain: SendingDomain; at: number }>(DOMAIN_CACHE_ENTRIES);
   // The sends of a burst that find no fresh entry share one lookup. Each asking on its own put
   // up to a pool's worth of identical queries in flight every DOMAIN_CACHE_MS under load, so the
@@ -98,10 +99,11 @@ export class SendPipeline {
   private async findDomain(accountId: string, fromEmail: string): Promise<SendingDomain | null> {
     const key = `${accountId} ${fromEmail.slice(fromEmail.lastIndexOf('@') + 1).toLowerCase()}`;
     const hit = this.domains.get(key);
-    if (hit && Date.now() - hit.at < DOMAIN_CACHE_MS) return hit.domain;
+    const age = hit ? this.deps.clock.now().getTime() - hit.at : -1;
+    if (hit && age >= 0 && age < DOMAIN_CACHE_MS) return hit.domain;
     return this.domainLookups.run(key, async () => {
       const domain = await findSendingDomain(this.deps.pool, accountId, fromEmail);
-      if (domain) this.domains.set(key, { domain, at: Date.now() });
+      if (domain) this.domains.set(key, { domain, at: this.deps.clock.now().getTime() });
       else this.domains.delete(key);
       return domain;
     });
