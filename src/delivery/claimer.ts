@@ -42,8 +42,8 @@ export class Claimer {
   private campaignEmptyAt: number | null = null;
   private sharedAt = 0;
   /**
-   * Whether the last claim took every due message it could: fewer than it asked for, and no
-   * destination it took from is full for this worker now. Until more mail is announced there
+   * Whether the last claim took every due message it could: fewer than it asked for, no
+   * destination left alone because it was suspended or full, and none it took from full now. Until more mail is announced there
    * is then nothing to claim, and a wake-up because a gate has room can wait (./claim-pacing.ts).
    */
   drained = false;
@@ -90,7 +90,8 @@ export class Claimer {
       this.campaignEmptyAt = campaign.length === 0 ? now.getTime() : null;
       claimed.push(...campaign);
     }
-    this.drained = claimed.length < room && !this.filledADestination(claimed);
+    // Mail of a destination left alone (skipDomains) may be waiting for it: not drained.
+    this.drained = claimed.length < room && skipDomains.length === 0 && !this.filledADestination(claimed);
     return claimed;
   }
 
