@@ -77,3 +77,25 @@ test('sender domain: a domain removed meanwhile is refused as unverified, by a p
   await assert.rejects(pipeline.send(sender, send('after@example.net', 'hello@initech.test')), (err: { code?: string }) => err.code === 'sender_domain_unverified');
   assert.equal(counting.lookups(), 2, 'looked up again once the cache time passed');
 });
+
+test('sender domain: a batch naming a domain removed meanwhile refuses that domain\'s items as unverified and stores the others', async () => {
+  const own = await createTestAccount(pool, 'Umbrella');
+  const kept = await createDomain(pool, { accountId: own.accountId, name: 'umbrella.test', now: clock.now() }, { secret: config.secret, targets: dnsTargetsOf(config) });
+  const removed = await createDomain(pool, { accountId: own.accountId, name: 'gone.test', now: clock.now() }, { secret: config.secret, targets: dnsTargetsOf(config) });
+  for (const d of [kept, removed]) await forceVerifyDomain(pool, d.id, clock.now());
+  const pipeline = new SendPipeline({ pool, config, clock });
+  const sender = { accountId: own.accountId, mode: 'live' as const, monthlyQuota: null };
+  await pipeline.sendBatch(sender, [send('warm1@example.net', 'hello@umbrella.test'), send('warm2@example.net', 'hello@gone.test')]);
+  await removeDomain(pool, own.accountId, removed.id);
+  // Both domains are still cached: the batch's store meets the removed one's foreign key.
+  const results = await pipeline.sendBatch(sender, [
+    send('a@example.net', 'hello@gone.test'),
+    send('b@example.net', 'hello@umbrella.test'),
+    send('c@example.net', 'hello@gone.test'),
+    send('d@example.net', 'hello@umbrella.test'),
+  ]);
+  assert.deepEqual(results.map((r) => r.index), [0, 1, 2, 3]);
+  assert.deepEqual(results.map((r) => ('error' in r ? r.error.code : r.status)), ['sender_domain_unverified', 'queued', 'sender_domain_unverified', 'queued']);
+  const stored = await pool.query<{ to_email: string }>('SELECT to_email FROM messages WHERE account_id = $1 ORDER BY to_email', [own.accountId]);
+  assert.deepEqual(stored.rows.map((r) => r.to_email), ['b@example.net', 'd@example.net', 'warm1@example.net', 'warm2@example.net'], 'the kept domain\'s items are stored, the refused ones are not');
+});

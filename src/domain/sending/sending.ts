@@ -380,10 +380,27 @@ async function sendBatchOnce(ctx: SendContext, reqs: SendRequest[]): Promise<Bat
       results.push({ index, error: err });
     }
   }
-  if (toStore.length > 0) {
-    const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
-    const stored = await insertAcceptedMessages(ctx.db, toStore.flatMap((s) => s.rows), toStore.flatMap((s) => s.events), quota, toStore.reduce((n, s) => n + deliverable(s), 0));
-    for (const s of toStore) results.push(stored ? { index: s.index, ...accepted(s.rows[0], s.warnings) } : { index: s.index, error: quotaExceeded(ctx) });
-  }
+  if (toStore.length > 0) results.push(...(await storeBatchItems(ctx, toStore)));
   return results.sort((a, b) => a.index - b.index);
+}
+
+async function storeBatchItems(ctx: SendContext, toStore: ({ index: number } & PreparedSend)[]): Promise<BatchItemResult[]> {
+  const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
+  let stored: boolean;
+  try {
+    stored = await insertAcceptedMessages(ctx.db, toStore.flatMap((s) => s.rows), toStore.flatMap((s) => s.events), quota, toStore.reduce((n, s) => n + deliverable(s), 0));
+  } catch (err) {
+    if (!isRemovedSenderDomain(err)) throw err;
+    // A domain was removed after a cached lookup found it verified: its items are refused as
+    // unverified (asked again without the cache), the others stored, as single sends would be.
+    const current = new Map<string, string | undefined>();
+    for (const { from_email: from } of toStore.map((s) => s.rows[0])) {
+      if (!current.has(from)) current.set(from, (await findSendingDomain(ctx.db, ctx.accountId, from))?.id);
+    }
+    const kept = toStore.filter((s) => current.get(s.rows[0].from_email) === s.rows[0].domain_id);
+    if (kept.length === toStore.length) throw err;
+    const refused = toStore.filter((s) => !kept.includes(s)).map((s) => ({ index: s.index, error: unverifiedSender(s.rows[0].from_email) }));
+    return [...refused, ...(kept.length > 0 ? await storeBatchItems(ctx, kept) : [])];
+  }
+  return toStore.map((s) => (stored ? { index: s.index, ...accepted(s.rows[0], s.warnings) } : { index: s.index, error: quotaExceeded(ctx) }));
 }
