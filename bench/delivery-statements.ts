@@ -9,7 +9,12 @@
  * message (/proc: user + system), which a loaded machine inflates much less than wall time,
  * and the WAL written per message.
  *
+ * `--claim-plan-cache-mode force_generic_plan` runs the claim's connection with that setting;
+ * `--explain` prints each stream's claim planned both ways (EXPLAIN ANALYZE, rolled back) over
+ * the first run's queued rows.
+ *
  *   npm run bench:delivery-statements -- [--messages 6000] [--claim 35] [--group 38] [--runs 3] [--tags 0]
+ *     [--claim-plan-cache-mode auto|force_generic_plan|force_custom_plan] [--explain]
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -27,6 +32,9 @@ const { values } = parseArgs({
     group: { type: 'string', default: '38' },
     runs: { type: 'string', default: '3' },
     tags: { type: 'string', default: '0' },
+    // Diagnostics: the claim's connection with this plan_cache_mode; its plans printed before the first run.
+    'claim-plan-cache-mode': { type: 'string' },
+    explain: { type: 'boolean', default: false },
   },
 });
 const total = Number(values.messages);
@@ -74,6 +82,23 @@ try {
     );
     await pool.query('ANALYZE messages');
     await pool.query('ANALYZE events');
+    if (values['claim-plan-cache-mode']) await claimer.query(`SELECT set_config('plan_cache_mode', $1, false)`, [values['claim-plan-cache-mode']]);
+    if (values.explain && run === 1) {
+      // Each stream's claim, prepared on this connection by a claim of nothing (a limit of 0), then
+      // run under EXPLAIN ANALYZE with custom and with generic plans, each in a transaction rolled back.
+      for (const stream of ['transactional', 'campaign'] as const) {
+        await claimDueMessages(claimer, 'bench-worker', new Date(), 0, 60_000, { stream });
+        for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+          await claimer.query('BEGIN');
+          await claimer.query(`SELECT set_config('plan_cache_mode', $1, true)`, [mode]);
+          const plan = (await claimer.query(
+            `EXPLAIN (ANALYZE, BUFFERS) EXECUTE "postline-claim-${stream}"('bench-worker', now(), ${claimSize}, 60000, '{}', '{}', '{}')`,
+          )).rows.map((r) => r['QUERY PLAN']).join('\n');
+          await claimer.query('ROLLBACK');
+          process.stdout.write(`claim ${stream} (${mode}):\n${plan}\n`);
+        }
+      }
+    }
     const wal0 = await wal();
     const f0 = await functionMs();
     let claimCpu = 0;

@@ -78,7 +78,10 @@ export async function claimDueMessages(
   // A named (prepared) statement per variant: a worker claims hundreds of times a minute, and
   // planning this statement took longer than running it (~0.9 ms against ~1.2 ms for 20 rows,
   // EXPLAIN ANALYZE). Prepared, each connection plans it a few times and then reuses its plan
-  // (docs/decisions/0046-worker-statements-planned-once.md).
+  // (docs/decisions/0046-worker-statements-planned-once.md) — provided the generic plan looks no
+  // dearer than the custom ones: `due` finds the chosen rows by primary key (`id = ANY`), which
+  // the generic plan does too, where a join to `chosen` made it hash every due row of
+  // messages_due, so PostgreSQL planned each call anew (docs/decisions/0057-delivery-outcome-counters.md).
   const { rows } = await db.query<MessageRow>({
     name: `postline-claim-${stream}${skipping ? '-skip' : ''}`,
     values: params,
@@ -97,10 +100,12 @@ export async function claimDueMessages(
         WHERE room IS NULL OR nth <= room
      ),
      -- Locked only once chosen (a row lock is a write), re-checked under the lock: a row another
-     -- claimer took meanwhile is skipped, or no longer due once its claim committed.
+     -- claimer took meanwhile is skipped, or no longer due once its claim committed. By primary
+     -- key, so that the generic plan is as good as a custom one (see above).
      due AS (
-       SELECT m.id, m.status, m.campaign_id FROM messages m JOIN chosen ON chosen.id = m.id
-        WHERE m.status IN ('queued', 'scheduled', 'deferred', 'sending') AND m.next_attempt_at <= $2
+       SELECT m.id, m.status, m.campaign_id FROM messages m
+        WHERE m.id = ANY (ARRAY(SELECT id FROM chosen))
+          AND m.status IN ('queued', 'scheduled', 'deferred', 'sending') AND m.next_attempt_at <= $2
           FOR UPDATE OF m SKIP LOCKED
      ),
      stopped AS (
