@@ -47,7 +47,7 @@ async function counters(q: { query: typeof pool.query }) {
   )).rows;
   const campaign = (await q.query(
     `SELECT s.campaign_id, sum(s.sent)::int AS sent, sum(s.delivered)::int AS delivered, sum(s.deferred)::int AS deferred,
-            sum(s.hard_bounced)::int AS hard, sum(s.soft_bounced)::int AS soft
+            sum(s.hard_bounced)::int AS hard, sum(s.soft_bounced)::int AS soft, sum(s.opens + s.clicks)::int AS other
        FROM campaign_stats s JOIN campaigns c ON c.id = s.campaign_id WHERE c.account_id = ANY($1) GROUP BY 1 ORDER BY 1`,
     [accounts],
   )).rows;
@@ -122,6 +122,8 @@ test('delivery counters: the record statement writes what the events rollup woul
     const o = delivered(m.get('u3')!);
     await recordOutcomes(tx, 'w1', [], [{ outcome: o.outcome, source: null, event: { id: 'evt_after_1', ...o.event, data: {} } }]);
     await recordEvents(tx, [{ accountId: beta.accountId, messageId: m.get('u3')!.id, type: 'open', email: m.get('u3')!.to_email, data: { unique: 'false' }, occurredAt: clock.now() }]);
+    const r1 = m.get('reader1')!;
+    await recordEvents(tx, [{ accountId: acme.accountId, messageId: r1.id, type: 'open', email: r1.to_email, data: { unique: 'false' }, occurredAt: clock.now() }]);
   });
   await recordSteps(pool, 'w1', clock.now(), [delivered(m.get('t5')!), delivered(m.get('reader5')!)]);
 
@@ -142,8 +144,17 @@ test('delivery counters: the record statement writes what the events rollup woul
 
   const types = (await pool.query(`SELECT type, count(*)::int AS n FROM events WHERE account_id = ANY($1) GROUP BY 1 ORDER BY 1`, [accounts])).rows;
   assert.deepEqual(types, [
-    { type: 'deferred', n: 4 }, { type: 'delivered', n: 11 }, { type: 'hard_bounce', n: 1 }, { type: 'open', n: 1 }, { type: 'sent', n: 14 }, { type: 'soft_bounce', n: 2 },
+    { type: 'deferred', n: 4 }, { type: 'delivered', n: 11 }, { type: 'hard_bounce', n: 1 }, { type: 'open', n: 2 }, { type: 'sent', n: 14 }, { type: 'soft_bounce', n: 2 },
   ]);
+
+  // Every event carries its message's campaign, whoever set it (the statement or the events_campaign trigger).
+  const strays = await pool.query(
+    `SELECT e.type, e.campaign_id, m.campaign_id AS message_campaign FROM events e JOIN messages m ON m.id = e.message_id
+      WHERE e.account_id = ANY($1) AND e.campaign_id IS DISTINCT FROM m.campaign_id`,
+    [accounts],
+  );
+  assert.deepEqual(strays.rows, []);
+  assert.equal((await pool.query(`SELECT count(*)::int AS n FROM events WHERE campaign_id = $1`, [campaign.id])).rows[0].n, 6 + 7 + 1);
 
   const stored = await counters(pool);
   const reference = await recount();
@@ -154,7 +165,7 @@ test('delivery counters: the record statement writes what the events rollup woul
     'acme t:a 2026-11-20', 'acme t:monthly 2026-11-21', 'beta  2026-11-20', 'beta  2026-11-21', 'beta t:b 2026-11-20']) assert.ok(scopes.has(s), s);
   const aTag = stored.daily.find((r) => r.scope === 't:a');
   assert.equal(aTag?.hard, 2, 'a tag named twice counts twice');
-  assert.deepEqual(stored.campaign, [{ campaign_id: campaign.id, sent: 6, delivered: 5, deferred: 1, hard: 0, soft: 1 }]);
+  assert.deepEqual(stored.campaign, [{ campaign_id: campaign.id, sent: 6, delivered: 5, deferred: 1, hard: 0, soft: 1, other: 1 }], 'the open after the record statement is the campaign\'s');
   assert.equal(stored.hourly.length, 2, 'two hours of the campaign');
   const betaTotal = stored.daily.filter((r) => r.account_id === beta.accountId && r.scope === '').reduce((n, r) => n + r.delivered, 0);
   assert.equal(betaTotal, 3);
