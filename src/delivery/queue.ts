@@ -81,7 +81,7 @@ export async function claimDueMessages(
   // (docs/decisions/0046-worker-statements-planned-once.md) — provided the generic plan looks no
   // dearer than the custom ones: `due` finds the chosen rows by primary key (`id = ANY`), which
   // the generic plan does too, where a join to `chosen` made it hash every due row of
-  // messages_due, so PostgreSQL planned each call anew (docs/decisions/0057-delivery-outcome-counters.md).
+  // messages_due, so PostgreSQL planned each call anew (docs/decisions/0057-delivery-statements-in-postgres.md).
   const { rows } = await db.query<MessageRow>({
     name: `postline-claim-${stream}${skipping ? '-skip' : ''}`,
     values: params,
@@ -221,8 +221,10 @@ const OUTCOME_COUNTERS = `counted AS (
  *
  * The counters (OUTCOME_COUNTERS) are written here rather than by the generic events_rollup
  * trigger, as the accept and the campaign fan-out write theirs (docs/decisions/0057-delivery-
- * outcome-counters.md): the trigger's statements over its transition table were planned anew
- * on every call (~1 ms each) and joined every event back to its message. The insert tells the
+ * statements-in-postgres.md): the trigger joined every event back to its message, ranked and
+ * grouped them for click and open counters delivery never has; and the events carry their
+ * message's campaign from here, so the events_campaign trigger (migration 040) does not look
+ * it up per event. The insert tells the
  * trigger to skip this statement's events (`postline.events_rollup = by_caller`, read when the
  * insert completes), and the statement sets it back to '' once its counters are written, so
  * events a caller's transaction inserts afterwards (record.ts's bounce steps, for instance) are
