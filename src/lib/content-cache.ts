@@ -11,6 +11,10 @@
  * entries of one length are kept, the oldest of that length dropped for a new one, so a lookup
  * compares at most SCAN keys however many copies share a length (per-recipient blocks of one
  * template often do; they are seldom asked for again).
+ *
+ * It answers "this very content again", never "a copy of": a template's per-recipient copies
+ * miss here and are read from an earlier copy by the readers that share ./document-copies.ts
+ * (docs/decisions/0060-one-copy-search.md).
  */
 const SCAN = 8;
 

@@ -81,3 +81,20 @@ test('htmlToText: copies of a template read from the first one, interleaved with
     }
   }
 });
+
+test('a copy whose rest matches the common suffix at another distance from the end is not read from the earlier leaves', () => {
+  // Repeated blocks make the common suffix long: a grown first leaf and two blocks fewer leave
+  // the walk inside it, at a place that is not the earlier one shifted by the change in length.
+  const block = '<p>x</p>';
+  for (const [name, grown, dropped] of [['A', 'A12345678', 2], ['A', 'A1234', 1], ['Ann', 'A', 0], ['A', 'A123456781234567', 2]] as const) {
+    const earlier = `<html><body><h1>${name}</h1>${block.repeat(6)}</body></html>`;
+    const read = readDocument(earlier)!;
+    const reference = new ReadReference(earlier, read, byLeaf(read.leaves));
+    const copy = `<html><body><h1>${grown}</h1>${block.repeat(6 - dropped)}</body></html>`;
+    const found = reference.leavesOf(copy);
+    if (dropped > 0) assert.equal(found, null, copy);
+    else assert.deepEqual(found?.leaves.slice(1), read.leaves.slice(1), copy);
+    assert.equal(htmlToText(earlier), convertHtml(earlier));
+    assert.equal(htmlToText(copy), convertHtml(copy), copy);
+  }
+});

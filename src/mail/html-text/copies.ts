@@ -12,9 +12,12 @@
  * document's text is put together from the same tree with the changed leaves' texts. A changed
  * leaf also passes the checks the block reader leaves to regular expressions (elements it does
  * not cover anywhere, a second body), which the rest passed in the earlier document. Anything
- * else: null, and the document is read whole.
+ * else: null, and the document is read whole. The walk takes the leaves that lie in the common
+ * prefix or suffix of the two documents (src/lib/document-copies.ts, the search the link
+ * sites' copies share) without comparing them one by one: they are the same strings.
  * test/mail/html-text-copies.test.ts proves it equal to reading the document whole.
  */
+import { changedSpan } from '../../lib/document-copies.js';
 import { leafPassesDocumentChecks, readBlock, tokenAt, Uncovered, type Block, type Leaf, type ReadDocument } from './blocks.js';
 
 const LT = 60;
@@ -27,7 +30,7 @@ export class ReadReference {
   private readonly tail: string;
 
   constructor(
-    html: string,
+    private readonly html: string,
     private readonly read: ReadDocument,
     /** The text of each leaf, by index. */
     readonly texts: readonly string[],
@@ -55,15 +58,29 @@ export class ReadReference {
   leavesOf(html: string): { leaves: Leaf[]; changed: Leaf[] } | null {
     if (!sameAt(html, 0, this.head)) return null;
     const own = this.read.leaves;
+    // The leaves before the changed span are the same at the same places; from a place in the
+    // common suffix at the same distance from the end, the rest is the same too.
+    const { prefix, suffix } = changedSpan(this.html, html);
+    const unchangedFrom = this.html.length - suffix;
+    const delta = html.length - this.html.length;
     const leaves: Leaf[] = [];
     const changed: Leaf[] = [];
-    let at = this.head.length;
-    for (let i = 0; i < own.length; i++) {
+    let i = 0;
+    while (i < own.length && own[i].start + own[i].source.length <= prefix) leaves.push(own[i++]);
+    /** Where the walk is in the earlier document, and in the copy. */
+    let earlierAt = i === 0 ? this.head.length : own[i - 1].start + own[i - 1].source.length;
+    let at = earlierAt;
+    for (; i < own.length; i++) {
+      if (earlierAt >= unchangedFrom && at - earlierAt === delta) {
+        for (; i < own.length; i++) leaves.push(own[i]);
+        return { leaves, changed };
+      }
       const earlier = own[i];
       if (i > 0) {
         if (!sameAt(html, at, this.gaps[i])) return null;
         at += this.gaps[i].length;
       }
+      earlierAt = earlier.start + earlier.source.length;
       if (sameAt(html, at, earlier.source)) {
         leaves.push(earlier);
         at += earlier.source.length;
@@ -75,6 +92,7 @@ export class ReadReference {
       changed.push(leaf);
       at += leaf.source.length;
     }
+    if (earlierAt >= unchangedFrom && at - earlierAt === delta) return { leaves, changed };
     if (html.length - at !== this.tail.length || !sameAt(html, at, this.tail)) return null;
     return { leaves, changed };
   }

@@ -5,6 +5,7 @@
  * document read recently (./copies.ts), reads only those (decision 0050).
  */
 import { ContentCache } from '../../lib/content-cache.js';
+import { RecentDocuments } from '../../lib/document-copies.js';
 import { documentText, readDocument, type Leaf } from './blocks.js';
 import { ReadReference } from './copies.js';
 import { convertHtml } from './convert.js';
@@ -25,26 +26,26 @@ const leafTexts = new ContentCache<string>(LEAF_CACHE_ENTRIES);
  * Documents read whole recently, newest first, that a copy is compared to: a worker's messages
  * interleave a few templates. A document that is no copy of any costs a prefix comparison each.
  */
-const REFERENCES = 8;
-const references: ReadReference[] = [];
+const references = new RecentDocuments<ReadReference>(8);
 
 export function htmlToText(html: string): string {
-  for (const reference of references) {
-    const copy = reference.leavesOf(html);
-    if (copy === null) continue;
-    const texts = reference.texts.slice();
-    const changed = textsOf(copy.changed);
-    copy.changed.forEach((leaf, i) => (texts[leaf.index] = changed[i]));
-    return documentText(reference.body, texts);
-  }
+  const copy = references.firstOf((reference) => copyText(reference, html));
+  if (copy !== null) return copy;
   const read = readDocument(html);
   if (read === null) return convertHtml(html);
   const texts = textsOf(read.leaves);
-  if (ReadReference.accepts(read)) {
-    references.unshift(new ReadReference(html, read, texts));
-    if (references.length > REFERENCES) references.pop();
-  }
+  if (ReadReference.accepts(read)) references.add(new ReadReference(html, read, texts));
   return documentText(read.body, texts);
+}
+
+/** The text of `html` read as a copy of `reference`, or null when it is not one. */
+function copyText(reference: ReadReference, html: string): string | null {
+  const copy = reference.leavesOf(html);
+  if (copy === null) return null;
+  const texts = reference.texts.slice();
+  const changed = textsOf(copy.changed);
+  copy.changed.forEach((leaf, i) => (texts[leaf.index] = changed[i]));
+  return documentText(reference.body, texts);
 }
 
 function textsOf(leaves: readonly Leaf[]): string[] {

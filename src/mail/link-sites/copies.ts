@@ -3,7 +3,8 @@
  * per-recipient copies differ in a few merged values (a name, an order number in a link), so
  * the narrow scanner (./narrow.ts) re-reads only the part that changed (decision 0054).
  *
- * The copy and the earlier document have a common prefix and a common suffix. Up to the last
+ * The copy and the earlier document have a common prefix and a common suffix (found by
+ * src/lib/document-copies.ts, which the derived text part's copies share). Up to the last
  * place before the prefix ends where the earlier scan was in text (a token's end), the scan of
  * the copy is the same, and so are the sites found there. From that place the copy is scanned
  * until it reaches, inside the common suffix, a place in text that the earlier scan also
@@ -14,6 +15,7 @@
  * none, so only the changed part and the four characters either side of it are searched.
  * test/mail/link-sites-copies.test.ts proves it equal to scanning the copy whole.
  */
+import { changedSpan } from '../../lib/document-copies.js';
 import { isUncovered, scanFrom } from './narrow.js';
 import type { LinkSite, Sites, Splice } from './sites.js';
 
@@ -59,8 +61,7 @@ export class SitesReference {
    */
   sitesOf(copy: string): Sites | null {
     const earlier = this.html;
-    const prefix = commonPrefix(earlier, copy);
-    const suffix = commonSuffix(earlier, copy, Math.min(earlier.length, copy.length) - prefix);
+    const { prefix, suffix } = changedSpan(earlier, copy);
     const changedEnd = copy.length - suffix;
     if (changedEnd - prefix > copy.length / 2) return null;
     if (isUncovered(copy.slice(Math.max(0, prefix - UNCOVERED_REACH), changedEnd + UNCOVERED_REACH))) return null;
@@ -103,50 +104,4 @@ function lastBefore(positions: readonly number[], end: number): number {
 
 function shifted<T extends LinkSite | Splice>(site: T, delta: number): T {
   return delta === 0 ? site : { ...site, start: site.start + delta, end: site.end + delta };
-}
-
-/**
- * Comparisons of equal slices run natively; a chunk that differs is halved until the first
- * difference is within a few characters.
- */
-const FIRST_CHUNK = 64;
-const LINEAR_BELOW = 8;
-
-/** The length of the longest common prefix of `a` and `b`. */
-function commonPrefix(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let at = 0;
-  let chunk = FIRST_CHUNK;
-  while (at < n) {
-    const end = Math.min(n, at + chunk);
-    if (a.slice(at, end) === b.slice(at, end)) {
-      at = end;
-      chunk *= 2;
-    } else if (end - at > LINEAR_BELOW) {
-      chunk = (end - at) >> 1;
-    } else {
-      while (at < end && a.charCodeAt(at) === b.charCodeAt(at)) at++;
-      return at;
-    }
-  }
-  return at;
-}
-
-/** The length of the longest common suffix of `a` and `b`, at most `max`. */
-function commonSuffix(a: string, b: string, max: number): number {
-  let length = 0;
-  let chunk = FIRST_CHUNK;
-  while (length < max) {
-    const next = Math.min(max, length + chunk);
-    if (a.slice(a.length - next, a.length - length) === b.slice(b.length - next, b.length - length)) {
-      length = next;
-      chunk *= 2;
-    } else if (next - length > LINEAR_BELOW) {
-      chunk = (next - length) >> 1;
-    } else {
-      while (length < next && a.charCodeAt(a.length - 1 - length) === b.charCodeAt(b.length - 1 - length)) length++;
-      return length;
-    }
-  }
-  return length;
 }

@@ -2,6 +2,7 @@
  * A document's link sites: read from a recent document it is a copy of (decision 0054), else
  * by the narrow scanner for the documents it covers, htmlparser2 for the rest (decision 0042).
  */
+import { RecentDocuments } from '../../lib/document-copies.js';
 import { SitesReference } from './copies.js';
 import { parsedLinkSites } from './parsed.js';
 import type { Sites } from './sites.js';
@@ -12,17 +13,13 @@ export { NOTRACK_ATTRIBUTE, type LinkSite, type Sites, type Splice } from './sit
  * Documents scanned whole recently, newest first: a worker's messages interleave a few
  * templates. A document that is a copy of none costs two short comparisons with each.
  */
-const REFERENCES = 8;
-const references: SitesReference[] = [];
+const references = new RecentDocuments<SitesReference>(8);
 
 export function linkSites(html: string): Sites {
-  for (const reference of references) {
-    const sites = reference.sitesOf(html);
-    if (sites !== null) return sites;
-  }
+  const copy = references.firstOf((reference) => reference.sitesOf(html));
+  if (copy !== null) return copy;
   const read = SitesReference.read(html);
   if (read === null) return parsedLinkSites(html);
-  references.unshift(read);
-  if (references.length > REFERENCES) references.pop();
+  references.add(read);
   return read.documentSites;
 }
