@@ -10,7 +10,7 @@ import { TrackingLinks } from '../domain/tracking/links.js';
 import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';
 import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
 import { SmtpSender, type SmtpTarget } from '../mail/smtp.js';
-import { claimDueMessages } from './queue.js';
+import { Claimer } from './claimer.js';
 import { holderGone, newLeaseHolder, releaseDeadLeases } from './lease-holders.js';
 import { destinationFor, relayDestination, type Destination } from '../delivery-policy.js';
 import { readReply } from './replies.js';
@@ -56,9 +56,6 @@ export interface DeliveryOptions {
 
 export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = { batchSize: 200, leaseMs: 5 * 60_000, maxConnectionsPerHost: 10, buildsAtOnce: 32 };
 
-/** Suspensions recorded by other workers are read at least this often. */
-const SHARED_REFRESH_MS = 1_000;
-
 /** Thrown before a message's transmission when its destination was suspended meanwhile: it goes back untried. */
 class HeldBack extends Error {
   constructor(readonly until: Date) {
@@ -103,10 +100,11 @@ export class DeliveryEngine {
   private readonly outcomes: GroupCommit<Step, void>;
   /** Per-destination limits shared with every worker (./shaping.ts). */
   readonly shaping: Shaping;
-  private sharedAt = 0;
+  /** What each claim takes (./claimer.ts). */
+  private readonly claimer: Claimer;
   /** A destination has room again (see refill); and the loop's wake-up, from the last refill. */
   private gateRoom = false;
-  private wake: (() => void) | null = null;
+  private wake: ((drained: boolean) => void) | null = null;
   /** Set by each refill; the first completion that leaves half the batch free or more calls onRoom once. */
   private roomArmed = false;
   /** onRoom is called once in-flight falls to this (set by each refill). */
@@ -120,10 +118,6 @@ export class DeliveryEngine {
   private readonly sources: SourcePicker;
   /** Recipient domains' MTA-STS policies, cached for every worker (mail/mta-sts/). */
   private readonly sts: StsPolicyResolver;
-  /** True while this process fans a campaign out: only mail of no campaign is claimed (holdCampaigns). */
-  private campaignsHeld = false;
-  /** Messages claimed and still being delivered, by recipient domain: what the next claim leaves to other workers (Shaping.claimRooms). */
-  private readonly held = new Map<string, number>();
 
   constructor(
     private readonly deps: DeliveryDeps,
@@ -149,6 +143,7 @@ export class DeliveryEngine {
       onError: (err) => deps.log.error({ err }, 'traffic shaping lease failed; retrying'),
     });
     this.shaping.start();
+    this.claimer = new Claimer({ pool: deps.pool, clock: deps.clock, workerId: this.workerId, leaseMs: opts.leaseMs, shaping: this.shaping, relay: deps.config.delivery === 'relay' });
     this.outcomes = new GroupCommit<Step, void>(
       async (batch) => {
         await recordSteps(deps.pool, this.workerId, deps.clock.now(), batch);
@@ -166,9 +161,12 @@ export class DeliveryEngine {
    * changed anything.
    */
   holdCampaigns(hold: boolean): boolean {
-    const changed = hold !== this.campaignsHeld;
-    this.campaignsHeld = hold;
-    return changed;
+    return this.claimer.holdCampaigns(hold);
+  }
+
+  /** Messages claimed by refill and not yet recorded. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
   }
 
   /**
@@ -177,11 +175,14 @@ export class DeliveryEngine {
    * to fill it up, and `onRoom` is called when the in-flight count falls back to half (of the
    * batch, or of what was in flight after the claim if that is less), so the
    * loop claims again while the other half is still being built and sent. (A whole claim
-   * waiting for its slowest message left the cores idle at every claim's tail.) Returns how
+   * waiting for its slowest message left the cores idle at every claim's tail.) `onRoom` says
+   * whether the last claim had drained the queue (Claimer.drained): the loop may then gather
+   * announcements of new mail into the next claim rather than claim the few that came
+   * meanwhile (./claim-pacing.ts). Returns how
    * many it claimed; a failed outcome write is reported to `onError` and the lease brings
    * those messages back, as with runOnce.
    */
-  async refill(onRoom: () => void, onError: (err: unknown) => void): Promise<number> {
+  async refill(onRoom: (drained: boolean) => void, onError: (err: unknown) => void): Promise<number> {
     if (!this.reclaimed) {
       this.reclaimed = true;
       await this.releaseDeadLeases();
@@ -193,7 +194,7 @@ export class DeliveryEngine {
     this.wake = onRoom;
     this.roomArmed = true;
     if (room < Math.ceil(this.opts.batchSize / 2) && !(gateRoom && room > 0)) return 0;
-    const claimed = await this.claim(room);
+    const claimed = await this.claimer.claim(room, this.inFlight.size);
     this.lastClaimFull = claimed.length >= room;
     for (const m of claimed) {
       const delivery: Promise<void> = this.deliverAndSubmit(m)
@@ -204,7 +205,7 @@ export class DeliveryEngine {
           // must still announce room when its messages finish.
           if (this.roomArmed && this.inFlight.size <= this.lowWater) {
             this.roomArmed = false;
-            onRoom();
+            onRoom(this.claimer.drained);
           }
         });
       this.inFlight.add(delivery);
@@ -236,7 +237,7 @@ export class DeliveryEngine {
       this.reclaimed = true;
       await this.releaseDeadLeases();
     }
-    const claimed = await this.claim(this.opts.batchSize);
+    const claimed = await this.claimer.claim(this.opts.batchSize, 0);
     if (claimed.length === 0) return 0;
     // Each message's outcome is written as soon as it is known (with whatever else finished
     // meanwhile); a failed write fails the cycle, and the lease brings those messages back.
@@ -252,34 +253,6 @@ export class DeliveryEngine {
   }
 
   /**
-   * Claims up to `room` due messages: transactional mail first, then campaign mail (unless
-   * held), leaving alone the domains whose destination is suspended or full in this worker.
-   */
-  private async claim(room: number): Promise<MessageRow[]> {
-    const now = this.deps.clock.now();
-    await this.shaping.flushRoutes();
-    if (now.getTime() - this.sharedAt >= SHARED_REFRESH_MS) {
-      await this.shaping.refreshShared();
-      this.sharedAt = now.getTime();
-    }
-    const relay = this.deps.config.delivery === 'relay';
-    if (relay && this.shaping.relayClosed()) return [];
-    // No more of a destination than its gates have room for (the rest stays queued for other
-    // workers, rather than being claimed and handed straight back).
-    if (relay) room = Math.min(room, this.shaping.relayRoom([...this.held.values()].reduce((a, b) => a + b, 0)));
-    if (room <= 0) return [];
-    const skipDomains = this.shaping.closedDomains();
-    const claim = async (stream: 'transactional' | 'campaign', limit: number) => {
-      const rows = await claimDueMessages(this.deps.pool, this.workerId, now, limit, this.opts.leaseMs, { stream, skipDomains, rooms: this.shaping.claimRooms(this.held) });
-      for (const m of rows) this.held.set(m.to_domain, (this.held.get(m.to_domain) ?? 0) + 1);
-      return rows;
-    };
-    const claimed = await claim('transactional', room);
-    if (claimed.length < room && !this.campaignsHeld) claimed.push(...(await claim('campaign', room - claimed.length)));
-    return claimed;
-  }
-
-  /**
    * Delivers a claimed message and submits its outcome for the next group write. It stops
    * being held for its destination once its delivery is over, not once the outcome is written:
    * what it occupied (a place in its gate's queue, a connection) is free then, and the outcome
@@ -291,16 +264,9 @@ export class DeliveryEngine {
     try {
       step = await this.deliverOne(m);
     } finally {
-      this.unhold(m);
+      this.claimer.unhold(m);
     }
     await this.outcomes.submit(step);
-  }
-
-  /** A claimed message's delivery is over (or failed): no longer held for its destination. */
-  private unhold(m: MessageRow): void {
-    const n = (this.held.get(m.to_domain) ?? 1) - 1;
-    if (n <= 0) this.held.delete(m.to_domain);
-    else this.held.set(m.to_domain, n);
   }
 
   /** Releases leases of dead predecessors on this host (./lease-holders.ts). Returns how many. */
@@ -385,7 +351,7 @@ export class DeliveryEngine {
       // connections sat idle between claims (docs/decisions/0053-*.md).
       if (gate.pending === Math.floor((gate.cap * 3) / 4)) {
         this.gateRoom = true;
-        this.wake?.();
+        this.wake?.(this.claimer.drained);
       }
     }
   }
@@ -443,3 +409,4 @@ export class DeliveryEngine {
     }
   }
 }
+

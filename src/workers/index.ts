@@ -3,6 +3,7 @@ import { startLoop, type Loop } from './loop.js';
 import { runMaintenance } from './maintenance.js';
 import { runPendingImports } from '../domain/audience/imports.js';
 import { DEFAULT_DELIVERY_OPTIONS, DeliveryEngine } from '../delivery/engine.js';
+import { ClaimPacing } from '../delivery/claim-pacing.js';
 import { CampaignRenderer } from '../domain/campaigns/content.js';
 import { Notifications } from './notifications.js';
 import { startWebhookDispatcher } from './webhooks.js';
@@ -40,12 +41,16 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
     batchSize: deps.config.deliveryConcurrency,
     maxConnectionsPerHost: deps.config.mxConnectionsPerHost,
   });
+  // New mail, and room in a gate once the queue was drained: claimed at once by an idle worker,
+  // gathered for a moment by a busy one (../delivery/claim-pacing.ts).
+  const pacing = new ClaimPacing({ inFlight: () => delivery.inFlightCount, claim: () => deliveryLoop.wake() });
   // Refilling: claims again whenever half of the in-flight batch has finished (and at once
   // after a claim that filled its room, in case more are due), without waiting for the rest.
   const deliveryLoop: Loop = startLoop('delivery', opts.deliveryPollMs ?? 1000, async () => {
-    if ((await delivery.refill(() => deliveryLoop.wake(), (err) => onError('delivery', err))) > 0 && delivery.lastClaimWasFull) deliveryLoop.wake();
+    pacing.claimed();
+    if ((await delivery.refill((drained) => (drained ? pacing.soon() : deliveryLoop.wake()), (err) => onError('delivery', err))) > 0 && delivery.lastClaimWasFull) deliveryLoop.wake();
   }, onError);
-  notifications.on('postline_messages', () => deliveryLoop.wake());
+  notifications.on('postline_messages', () => pacing.soon());
   // While this process fans a campaign out, its delivery holds campaign mail (docs/campaigns.md:
   // the fan-out is then done sooner; transactional and automation mail keeps flowing).
   const onFanOut = (running: boolean) => {
@@ -86,6 +91,7 @@ export async function startWorkers(deps: WorkerDeps, opts: WorkerOptions = {}): 
   return {
     async stop() {
       await notifications.stop();
+      pacing.stop();
       await Promise.all(loops.map((l) => l.stop()));
       await delivery.close();
       await tlsReports?.mail.mailer.close();
