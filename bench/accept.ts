@@ -75,6 +75,8 @@ async function sendAll(from: number, count: number): Promise<[number, number]> {
 }
 
 const commits = async () => (await pool.query(`SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()`)).rows[0].n as number;
+/** Connections PostgreSQL has accepted so far (each one a backend started and a SCRAM exchange). */
+const sessions = async () => (await pool.query(`SELECT sessions::bigint AS n FROM pg_stat_database WHERE datname = current_database()`)).rows[0].n as number;
 
 process.stdout.write(`${values.floor ? 'GET /api/v1/me (the floor of an authenticated request)' : `POST /api/v1/emails, ~${Math.round(html.length / 1024)} KB HTML template + variables`}, ${connections} connections, ${warmup} warm-up then ${total} counted, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 await sendAll(0, warmup);
@@ -83,6 +85,7 @@ const apiPid = cluster.processes[0].pid!;
 const [apiUserBefore, apiSystemBefore] = userSystemOf(apiPid, false);
 const pgBefore = cluster.postgresCpuSeconds();
 const commitsBefore = await commits();
+const sessionsBefore = await sessions();
 const t0 = Date.now();
 const [ok, refused] = await sendAll(warmup, total);
 const seconds = (Date.now() - t0) / 1000;
@@ -90,6 +93,7 @@ const apiCpu = cluster.cpuSeconds()[0] - apiBefore;
 const [apiUserAfter, apiSystemAfter] = userSystemOf(apiPid, false);
 const pgCpu = cluster.postgresCpuSeconds() - pgBefore;
 const commitCount = (await commits()) - commitsBefore;
+const sessionCount = (await sessions()) - sessionsBefore;
 process.stdout.write(
   [
     `accepted     ${(ok / seconds).toFixed(0)}/s  (${ok} in ${seconds.toFixed(1)} s, ${refused} refused)`,
@@ -97,6 +101,8 @@ process.stdout.write(
     `cpu postgres ${pgCpu.toFixed(2)} s: ${((pgCpu * 1000) / Math.max(1, ok)).toFixed(3)} ms per accepted request`,
     `cpu both     ${(((apiCpu + pgCpu) * 1000) / Math.max(1, ok)).toFixed(3)} ms per accepted request`,
     `database     ${(commitCount / Math.max(1, ok)).toFixed(3)} commits per accepted request`,
+    `connections  ${sessionCount} opened to PostgreSQL while counting (a backend started and a SCRAM exchange each)`,
+    `rss api      ${cluster.peakRssMb()[0].toFixed(0)} MB peak`,
     `start-up     ${startCpu.toFixed(2)} s of API CPU before the first request (not counted above)`,
     `load         ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) at the end`,
   ].join('\n') + '\n',

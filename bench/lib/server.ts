@@ -101,7 +101,10 @@ function startProcess(role: string, env: Record<string, string>): Promise<{ chil
   // BENCH_WORKER_NODE_FLAGS="--flag …" starts the worker processes with node/V8 flags: an A/B of
   // a runtime setting (decision 0051 measured the young generation's size this way).
   // Workers sample their own heap for peakHeapMb().
-  const flags = role === 'worker' ? [...(process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', HEAP_PEAKS] : [];
+  // BENCH_API_NODE_FLAGS does the same for the api processes (decision 0059 measured the API's young generation so).
+  const flags =
+    role === 'worker' ? [...(process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', HEAP_PEAKS]
+      : role === 'api' ? (process.env.BENCH_API_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
   const child = spawn(process.execPath, [...profile, ...flags, 'dist/bin/postline.js', 'start', '--role', role], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';

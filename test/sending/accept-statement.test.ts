@@ -117,3 +117,40 @@ test('concurrent sends: the statement counts its sent events into stats_daily ex
   const stats = await app.inject({ url: '/api/v1/stats?tag=a', headers: ownAccount.live });
   assert.equal(stats.statusCode, 200, stats.body);
 });
+
+test('concurrent sends: html and text bodies are stored exactly as the one-send statement stores them, whatever characters they hold', async () => {
+  // The accept statement carries the bodies in two text arrays beside the rows' JSON
+  // (db/queries/messages.ts acceptParams); the quota path still stores whole rows as JSON.
+  const reference = await accountWithDomain('Bodies one by one', 'bodies-ref.test');
+  const grouped = await accountWithDomain('Bodies grouped', 'bodies.test');
+  await pool.query('UPDATE accounts SET monthly_quota = 1000000 WHERE id = $1', [reference.accountId]);
+  const tricky = 'quotes " and \' backslashes \\ \\\\ \\" braces {a,b} {"k": [1, "NULL"]} NULL, tab\there\r\nCRLF \u2028 é 😀 \ud835\udc00 end\\';
+  const sends = [
+    { to: 'b1@example.net', html: `<p title="${tricky.replace(/"/g, '&quot;')}">{{ name }} ${tricky}</p>`, text: `Hi {{ name }} ${tricky}`, variables: { name: 'A "quoted" \\ name' } },
+    { to: 'b2@example.net', html: '<p>html only, text derived by the worker: "x" \\ y</p>' },
+    { to: 'b3@example.net', html: undefined, text: 'NULL' },
+    { to: 'b4@example.net', html: 'NULL', text: '{}' },
+    { to: 'b5@example.net', cc: ['b6@example.net'], bcc: ['b7@example.net'], html: `<b>${tricky}</b>`, text: ',' },
+    { to: 'b8@example.net', html: `<p>${'\\"{},'.repeat(2000)}</p>` },
+  ];
+  const bodies = () => sends.map(({ html, ...rest }) => ({ ...rest, ...(html === undefined ? { html: undefined } : { html }), subject: 'Bodies' }));
+  for (const body of bodies()) assert.equal((await send(reference, 'a@bodies-ref.test', body)).statusCode, 202);
+  const results = await Promise.all(bodies().map((body) => send(grouped, 'a@bodies.test', body)));
+  assert.deepEqual(results.map((r) => r.statusCode), sends.map(() => 202), results.map((r) => r.body).join('\n'));
+  const stored = async (accountId: string) => (await pool.query(
+    `SELECT to_email, status, subject, html, text, cc, bcc, recipient_type, header_to, headers, attachments, tags, track_opens, track_clicks
+       FROM messages WHERE account_id = $1 ORDER BY to_email`,
+    [accountId],
+  )).rows;
+  const mine = await stored(grouped.accountId);
+  assert.deepEqual(mine, await stored(reference.accountId));
+  const byTo = new Map(mine.map((r) => [r.to_email, r]));
+  assert.equal(byTo.get('b1@example.net').text, `Hi A "quoted" \\ name ${tricky}`);
+  assert.equal(byTo.get('b2@example.net').text, null);
+  assert.equal(byTo.get('b3@example.net').html, null);
+  assert.equal(byTo.get('b3@example.net').text, 'NULL');
+  assert.equal(byTo.get('b4@example.net').html, 'NULL');
+  assert.equal(byTo.get('b5@example.net').html, `<b>${tricky}</b>`);
+  assert.equal(byTo.get('b6@example.net').html, null, 'a cc copy reads its content from the send\'s to row');
+  assert.equal(byTo.get('b8@example.net').html, `<p>${'\\"{},'.repeat(2000)}</p>`);
+});

@@ -1,6 +1,6 @@
 import type { Queryable } from '../pool.js';
 import { rateWindowParams, rateWindowsUpsert, type RateWindowCount, type RateWindowTotal } from './api-keys.js';
-import { ACCEPT_RESULT, acceptCtes, acceptParams, type MessageRow, type SentEventRow } from './messages.js';
+import { ACCEPT_PARAM_COUNT, ACCEPT_RESULT, acceptCtes, acceptParams, type MessageRow, type SentEventRow } from './messages.js';
 
 /**
  * The accept statement (insertSendsUnlessSuppressed) with the rate-limit counts of the
@@ -18,7 +18,7 @@ import { ACCEPT_RESULT, acceptCtes, acceptParams, type MessageRow, type SentEven
  * One statement, one transaction: a failed send fails the counts with it, which its group
  * commit then writes again without it (db/group-commit.ts), so no count is lost or doubled.
  */
-const COUNTED_ACCEPTS = `WITH rc AS (${rateWindowsUpsert(5)}),
+const COUNTED_ACCEPTS = `WITH rc AS (${rateWindowsUpsert(ACCEPT_PARAM_COUNT + 1)}),
      ${acceptCtes('\n        WHERE (SELECT count(*) FROM rc) > 0')}
      SELECT ${ACCEPT_RESULT},
             c.buckets, c.window_starts, c.counts

@@ -107,21 +107,31 @@ export const SUPPRESSED_ROW = { status: 'suppressed', last_response: 'not sent: 
 
 /**
  * The accept statement's parts (insertSendsUnlessSuppressed, and with the rate count in front,
- * queries/counted-accepts.ts): its CTEs over parameters $1..$4 and its result columns. `after`
- * is a condition appended to the rows' source so that it is read only after something else.
+ * queries/counted-accepts.ts): its CTEs over parameters $1..$6 (acceptParams) and its result
+ * columns. `after` is a condition appended to the rows' source so that it is read only after
+ * something else.
+ *
+ * The rows' html and text bodies travel as two text arrays beside the JSON of the other
+ * columns ($5, $6), not inside it: JSON.stringify escaping a 4 KB body cost the API ~8-20 µs
+ * per row where the array literal's escaping costs ~1 µs, and PostgreSQL then parses ~1 KB of
+ * JSON per row instead of ~5 KB (docs/decisions/0059-accept-cpu-per-request.md). Each
+ * row is the record of its bodies (the inner jsonb_populate_record) filled in from its JSON.
  */
 export function acceptCtes(after = ''): string {
   return `src AS (
-       SELECT r.doc, r.doc->>'id' AS id, coalesce(r.doc->>'group_id', r.doc->>'id') AS send_id,
+       SELECT r.doc, k.html, k.text, r.doc->>'id' AS id, coalesce(r.doc->>'group_id', r.doc->>'id') AS send_id,
               EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = r.doc->>'account_id' AND s.email_key = k.key) AS suppressed
          FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(doc, i)
-         JOIN unnest($2::text[]) WITH ORDINALITY AS k(key, i) USING (i)${after}
+         JOIN unnest($2::text[], $5::text[], $6::text[]) WITH ORDINALITY AS k(key, html, text, i) USING (i)${after}
      ),
      sends AS (SELECT send_id FROM src GROUP BY send_id HAVING bool_or(NOT suppressed)),
      m AS (
        INSERT INTO messages
        SELECT p.* FROM src JOIN sends USING (send_id),
-         LATERAL jsonb_populate_record(NULL::messages, CASE WHEN src.suppressed THEN src.doc || $4::jsonb ELSE src.doc END) AS p
+         LATERAL jsonb_populate_record(
+           jsonb_populate_record(NULL::messages, jsonb_build_object('html', src.html, 'text', src.text)),
+           CASE WHEN src.suppressed THEN src.doc || $4::jsonb ELSE src.doc END
+         ) AS p
        RETURNING 1
      ),
      e AS (
@@ -149,10 +159,26 @@ export const ACCEPT_RESULT = `(SELECT count(*) FROM daily) AS rolled_up, ARRAY(S
 
 const SUPPRESSED_JSON = JSON.stringify(SUPPRESSED_ROW);
 
-/** The accept statement's four parameters. */
+/**
+ * The accept statement's six parameters: the rows' columns as JSON without their bodies, the
+ * suppression keys, the events' JSON, what a suppressed row gets, the rows' html and text.
+ */
 export function acceptParams(rows: readonly MessageRow[], keys: readonly (string | null)[], events: readonly SentEventRow[]): unknown[] {
-  return [JSON.stringify(rows), keys, JSON.stringify(events), SUPPRESSED_JSON];
+  const docs = new Array<MessageRow>(rows.length);
+  const htmls = new Array<string | null>(rows.length);
+  const texts = new Array<string | null>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    // undefined: JSON.stringify leaves the key out, so the body comes from its array alone.
+    docs[i] = { ...row, html: undefined as never, text: undefined as never };
+    htmls[i] = row.html;
+    texts[i] = row.text;
+  }
+  return [JSON.stringify(docs), keys, JSON.stringify(events), SUPPRESSED_JSON, htmls, texts];
 }
+
+/** How many parameters acceptParams gives: a statement's own come after them. */
+export const ACCEPT_PARAM_COUNT = 6;
 
 const INSERT_SENDS_UNLESS_SUPPRESSED = `WITH ${acceptCtes()}\n     SELECT ${ACCEPT_RESULT}`;
 
@@ -211,6 +237,14 @@ export async function findSendsByIdempotencyRef(
 /** True for the unique violation of a second send under one idempotency ref. */
 export function isDuplicateIdempotentSend(err: unknown): boolean {
   return (err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === 'messages_idempotency_ref';
+}
+
+/**
+ * True for the foreign-key violation of a send whose sender domain was removed after the
+ * process looked it up (its cache of verified domains, domain/sending/send-pipeline.ts).
+ */
+export function isRemovedSenderDomain(err: unknown): boolean {
+  return (err as { code?: string }).code === '23503' && (err as { constraint?: string }).constraint === 'messages_domain_id_fkey';
 }
 
 // Accepted-this-month count, for quota checks before a batch and for stats.

@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { notifySoon } from '../../db/notify.js';
 import type { Pool } from '../../db/pool.js';
 import { BoundedMap } from '../../lib/bounded-map.js';
+import { SharedLookups } from '../../lib/shared-lookups.js';
 import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import type { KeyMode } from '../keys/api-keys.js';
 import { RequestWrites } from '../request-writes.js';
@@ -33,8 +34,14 @@ export class SendPipeline {
   private readonly writes: RequestWrites;
   private readonly suppression: SuppressionLookups;
   // Verified domains change rarely; caching the positive answer for a few seconds saves a
-  // query per send. A domain deleted meanwhile stops being accepted within DOMAIN_CACHE_MS.
+  // query per send. A domain deleted meanwhile stops being accepted within DOMAIN_CACHE_MS
+  // (of the injected clock, so tests move past it).
   private readonly domains = new BoundedMap<string, { domain: SendingDomain; at: number }>(DOMAIN_CACHE_ENTRIES);
+  // The sends of a burst that find no fresh entry share one lookup. Each asking on its own put
+  // up to a pool's worth of identical queries in flight every DOMAIN_CACHE_MS under load, so the
+  // pool opened connections (a backend started and a SCRAM exchange each) that then sat idle
+  // until it closed them again (docs/decisions/0059-accept-cpu-per-request.md).
+  private readonly domainLookups = new SharedLookups<string, SendingDomain | null>();
 
   /**
    * `writes` is the process's group commit of request writes (domain/request-writes.ts), which
@@ -92,11 +99,14 @@ export class SendPipeline {
   private async findDomain(accountId: string, fromEmail: string): Promise<SendingDomain | null> {
     const key = `${accountId} ${fromEmail.slice(fromEmail.lastIndexOf('@') + 1).toLowerCase()}`;
     const hit = this.domains.get(key);
-    if (hit && Date.now() - hit.at < DOMAIN_CACHE_MS) return hit.domain;
-    const domain = await findSendingDomain(this.deps.pool, accountId, fromEmail);
-    if (domain) this.domains.set(key, { domain, at: Date.now() });
-    else this.domains.delete(key);
-    return domain;
+    const age = hit ? this.deps.clock.now().getTime() - hit.at : -1;
+    if (hit && age >= 0 && age < DOMAIN_CACHE_MS) return hit.domain;
+    return this.domainLookups.run(key, async () => {
+      const domain = await findSendingDomain(this.deps.pool, accountId, fromEmail);
+      if (domain) this.domains.set(key, { domain, at: this.deps.clock.now().getTime() });
+      else this.domains.delete(key);
+      return domain;
+    });
   }
 
   private wakeWorkers(): void {

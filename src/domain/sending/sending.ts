@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
 import {
-  findSendsByIdempotencyRef, insertAcceptedMessages, isDuplicateIdempotentSend, monthlyUsage, SUPPRESSED_ROW, type MessageRow, type SentEventRow,
+  findSendsByIdempotencyRef, insertAcceptedMessages, isDuplicateIdempotentSend, isRemovedSenderDomain, monthlyUsage, SUPPRESSED_ROW, type MessageRow, type SentEventRow,
 } from '../../db/queries/messages.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -166,11 +166,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
   // Test keys go through every check a live key does (docs/api-keys.md: same validation, same
   // errors) and stop just before anything is stored.
   const domain = await (ctx.findDomain ?? ((a, f) => findSendingDomain(ctx.db, a, f)))(ctx.accountId, req.from.email);
-  if (!domain) {
-    throw new AppError('sender_domain_unverified', `${req.from.email.slice(req.from.email.lastIndexOf('@') + 1)} is not a verified sending domain of this account`, {
-      errors: [{ field: 'from.email', message: 'must be on a verified domain of the account' }],
-    });
-  }
+  if (!domain) throw unverifiedSender(req.from.email);
   const id = newId(ctx.mode === 'test' ? 'sbx' : 'msg');
   const content = await renderContent(ctx, req, () => (ctx.mode === 'test' ? `${ctx.config.baseUrl}/u/sandbox` : ctx.links.unsubscribe(id, domain.trackingHost)));
   checkContent(req, content);
@@ -292,6 +288,12 @@ export async function sendEmail(ctx: SendContext, req: SendRequest): Promise<Sen
   return retriedAloneOnDuplicate(ctx, (c) => sendEmailOnce(c, req));
 }
 
+function unverifiedSender(fromEmail: string): AppError {
+  return new AppError('sender_domain_unverified', `${fromEmail.slice(fromEmail.lastIndexOf('@') + 1)} is not a verified sending domain of this account`, {
+    errors: [{ field: 'from.email', message: 'must be on a verified domain of the account' }],
+  });
+}
+
 async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendResult> {
   const ref = ctx.mode === 'live' ? ctx.idempotency?.ref : undefined;
   if (ref && ctx.idempotency?.takenOver) {
@@ -301,13 +303,19 @@ async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendRe
   const prepared = await prepareSend(ctx, req);
   if ('sandbox' in prepared) return prepared;
   if (ref) prepared.rows[0].idempotency_ref = ref;
-  if (suppressionCheckedOnStore(ctx)) {
-    const suppressedRows = await ctx.storeAccepted!(prepared.rows, prepared.rows.map((r) => emailKey(r.to_email)), prepared.events);
-    const suppressed = new Set(prepared.rows.filter((r) => suppressedRows.has(r.id)).map((r) => r.to_email));
-    refuseIfAllSuppressed(req, envelopeRecipients(req), suppressed);
-  } else {
-    const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
-    if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverable(prepared)))) throw quotaExceeded(ctx);
+  try {
+    if (suppressionCheckedOnStore(ctx)) {
+      const suppressedRows = await ctx.storeAccepted!(prepared.rows, prepared.rows.map((r) => emailKey(r.to_email)), prepared.events);
+      const suppressed = new Set(prepared.rows.filter((r) => suppressedRows.has(r.id)).map((r) => r.to_email));
+      refuseIfAllSuppressed(req, envelopeRecipients(req), suppressed);
+    } else {
+      const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
+      if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverable(prepared)))) throw quotaExceeded(ctx);
+    }
+  } catch (err) {
+    // The domain was removed after a cached lookup found it verified: refused as unverified, not a 500.
+    if (isRemovedSenderDomain(err)) throw unverifiedSender(req.from.email);
+    throw err;
   }
   return accepted(prepared.rows[0], prepared.warnings);
 }
