@@ -2,7 +2,7 @@ import type { MessageRow } from '../db/queries/messages.js';
 import type { DeliveryResult } from '../mail/classify.js';
 import type { BounceVerdict } from '../mail/bounces/verdict.js';
 import { bounceData } from '../domain/bounces/bounce-data.js';
-import type { MessageOutcome } from './queue.js';
+import type { DeliveryEventType, MessageOutcome } from './queue.js';
 import type { NewEvent } from '../domain/events.js';
 
 /** docs/architecture.md#delivery: about 1 min, 5 min, 15 min, 1 h, 4 h, then every 8 h, for up to 72 h. */
@@ -14,7 +14,8 @@ const HINT_MAX_S = 28_800;
 
 export interface PlannedOutcome {
   outcome: MessageOutcome;
-  event: NewEvent;
+  /** Of the types whose counters the record statement writes itself (queue.ts, recordOutcomes). */
+  event: NewEvent & { type: DeliveryEventType };
   /** Suppress the recipient: the address is dead (docs/bounces.md). */
   suppress: boolean;
   /** The verdict of a failure that ended the message (soft or hard bounce), else null. */
@@ -48,7 +49,7 @@ export interface DeferralCause {
 export function planOutcome(msg: MessageRow, result: DeliveryResult, now: Date, cause?: DeferralCause): PlannedOutcome {
   const data: Record<string, unknown> = { response: result.response, mx: result.mx, attempt: msg.attempts };
   const base = { id: msg.id, response: result.response, mx: result.mx, deliveredAt: null, nextAttemptAt: now };
-  const event = (type: NewEvent['type'], extra: Record<string, unknown> = {}): NewEvent => ({
+  const event = (type: DeliveryEventType, extra: Record<string, unknown> = {}): PlannedOutcome['event'] => ({
     accountId: msg.account_id,
     messageId: msg.id,
     type,

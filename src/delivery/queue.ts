@@ -78,7 +78,10 @@ export async function claimDueMessages(
   // A named (prepared) statement per variant: a worker claims hundreds of times a minute, and
   // planning this statement took longer than running it (~0.9 ms against ~1.2 ms for 20 rows,
   // EXPLAIN ANALYZE). Prepared, each connection plans it a few times and then reuses its plan
-  // (docs/decisions/0046-worker-statements-planned-once.md).
+  // (docs/decisions/0046-worker-statements-planned-once.md) — provided the generic plan looks no
+  // dearer than the custom ones: `due` finds the chosen rows by primary key (`id = ANY`), which
+  // the generic plan does too, where a join to `chosen` made it hash every due row of
+  // messages_due, so PostgreSQL planned each call anew (docs/decisions/0057-delivery-statements-in-postgres.md).
   const { rows } = await db.query<MessageRow>({
     name: `postline-claim-${stream}${skipping ? '-skip' : ''}`,
     values: params,
@@ -97,10 +100,12 @@ export async function claimDueMessages(
         WHERE room IS NULL OR nth <= room
      ),
      -- Locked only once chosen (a row lock is a write), re-checked under the lock: a row another
-     -- claimer took meanwhile is skipped, or no longer due once its claim committed.
+     -- claimer took meanwhile is skipped, or no longer due once its claim committed. By primary
+     -- key, so that the generic plan is as good as a custom one (see above).
      due AS (
-       SELECT m.id, m.status, m.campaign_id FROM messages m JOIN chosen ON chosen.id = m.id
-        WHERE m.status IN ('queued', 'scheduled', 'deferred', 'sending') AND m.next_attempt_at <= $2
+       SELECT m.id, m.status, m.campaign_id FROM messages m
+        WHERE m.id = ANY (ARRAY(SELECT id FROM chosen))
+          AND m.status IN ('queued', 'scheduled', 'deferred', 'sending') AND m.next_attempt_at <= $2
           FOR UPDATE OF m SKIP LOCKED
      ),
      stopped AS (
@@ -135,18 +140,75 @@ export interface MessageOutcome {
   deliveredAt: Date | null;
 }
 
+/**
+ * The event types an attempt's outcome records (delivery/outcome.ts). The record statement
+ * writes their counters itself; another type recorded through it would go uncounted.
+ */
+export type DeliveryEventType = 'delivered' | 'deferred' | 'hard_bounce' | 'soft_bounce';
+
 /** One attempt's outcome as recorded: the message's new state, the source it left from, its event. */
 export interface OutcomeRecord {
   outcome: MessageOutcome;
   source: { name: string; address: string } | null;
-  event: { id: string; accountId: string; type: string; email: string; data: Record<string, unknown>; occurredAt: Date };
+  event: { id: string; accountId: string; type: DeliveryEventType; email: string; data: Record<string, unknown>; occurredAt: Date };
 }
+
+/**
+ * The counters of the recorded events (`recorded`, joined to the updated messages `done` for
+ * their tags), exactly as the events_rollup trigger (migrations 013, 019) counts these four
+ * types: the campaign's counters, the campaign's hourly buckets (delivered and bounces; not
+ * deferrals), and the account's day in its scopes ('' for everything, 'c:<campaign>' and one
+ * 't:<tag>' per tag named, twice for a tag named twice), in the trigger's lock order
+ * (campaign_stats, campaign_hourly, stats_daily) and shard (pg_backend_pid() % 4). `rolled`
+ * is read only once the three upserts have run.
+ */
+const OUTCOME_COUNTERS = `counted AS (
+       SELECT r.account_id, r.campaign_id, r.type, r.occurred_at, d.tags,
+              (r.type = 'delivered')::int AS delivered, (r.type = 'deferred')::int AS deferred,
+              (r.type = 'hard_bounce')::int AS hard_bounced, (r.type = 'soft_bounce')::int AS soft_bounced
+         FROM recorded r JOIN done d ON d.id = r.message_id
+     ),
+     campaign_counts AS (
+       INSERT INTO campaign_stats AS t (campaign_id, shard, delivered, deferred, hard_bounced, soft_bounced)
+       SELECT campaign_id, pg_backend_pid() % 4, sum(delivered), sum(deferred), sum(hard_bounced), sum(soft_bounced)
+         FROM counted WHERE campaign_id IS NOT NULL GROUP BY campaign_id ORDER BY campaign_id
+       ON CONFLICT (campaign_id, shard) DO UPDATE SET
+         delivered = t.delivered + EXCLUDED.delivered, deferred = t.deferred + EXCLUDED.deferred,
+         hard_bounced = t.hard_bounced + EXCLUDED.hard_bounced, soft_bounced = t.soft_bounced + EXCLUDED.soft_bounced
+       RETURNING 1
+     ),
+     hourly AS (
+       INSERT INTO campaign_hourly AS t (campaign_id, hour, shard, delivered, bounces)
+       SELECT campaign_id, date_trunc('hour', occurred_at), pg_backend_pid() % 4, sum(delivered), sum(hard_bounced + soft_bounced)
+         FROM counted WHERE campaign_id IS NOT NULL AND type IN ('delivered', 'hard_bounce', 'soft_bounce')
+        GROUP BY 1, 2 ORDER BY 1, 2
+       ON CONFLICT (campaign_id, hour, shard) DO UPDATE SET delivered = t.delivered + EXCLUDED.delivered, bounces = t.bounces + EXCLUDED.bounces
+       RETURNING 1
+     ),
+     daily AS (
+       INSERT INTO stats_daily AS t (account_id, scope, day, shard, delivered, deferred, hard_bounced, soft_bounced)
+       SELECT c.account_id, sc.scope, (c.occurred_at AT TIME ZONE 'UTC')::date, pg_backend_pid() % 4,
+              sum(c.delivered), sum(c.deferred), sum(c.hard_bounced), sum(c.soft_bounced)
+         FROM counted c,
+              LATERAL unnest(ARRAY['']
+                             || CASE WHEN c.campaign_id IS NULL THEN '{}'::text[] ELSE ARRAY['c:' || c.campaign_id] END
+                             || ARRAY(SELECT 't:' || tag FROM unnest(c.tags) AS tag)) AS sc(scope)
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+       ON CONFLICT (account_id, scope, day, shard) DO UPDATE SET
+         delivered = t.delivered + EXCLUDED.delivered, deferred = t.deferred + EXCLUDED.deferred,
+         hard_bounced = t.hard_bounced + EXCLUDED.hard_bounced, soft_bounced = t.soft_bounced + EXCLUDED.soft_bounced
+       RETURNING 1
+     ),
+     rolled AS (
+       SELECT (SELECT count(*) FROM campaign_counts) + (SELECT count(*) FROM hourly) + (SELECT count(*) FROM daily) AS n
+     )`;
 
 /**
  * Records what a group of finished deliveries came to, in ONE statement (data-modifying CTEs):
  * the claims handed back untried are released (the claim's attempt undone, due at
- * `nextAttemptAt`); every attempted message gets its new state, its source and its event; and
- * the event writers' wake-up (NOTIFY postline_events) is sent with the commit. Before, a group
+ * `nextAttemptAt`); every attempted message gets its new state, its source and its event, and
+ * the events' counters are added to the rollups; and the event writers' wake-up (NOTIFY
+ * postline_events) is sent with the commit. Before, a group
  * was BEGIN, the release UPDATE, the UPDATE, the INSERT, COMMIT and a pg_notify after it: six
  * round trips where one does, each a socket write on both sides of a loopback that is costly
  * on this kind of machine (docs/architecture.md#delivery).
@@ -156,6 +218,17 @@ export interface OutcomeRecord {
  * messages actually updated get their event (the INSERT joins the UPDATE's RETURNING), and
  * their ids are returned for the steps that follow in the caller's transaction. Events keep
  * the order of `outcomes` (WITH ORDINALITY), as webhooks deliver them in seq order.
+ *
+ * The counters (OUTCOME_COUNTERS) are written here rather than by the generic events_rollup
+ * trigger, as the accept and the campaign fan-out write theirs (docs/decisions/0057-delivery-
+ * statements-in-postgres.md): the trigger joined every event back to its message, ranked and
+ * grouped them for click and open counters delivery never has; and the events carry their
+ * message's campaign from here, so the events_campaign trigger (migration 040) does not look
+ * it up per event. The insert tells the
+ * trigger to skip this statement's events (`postline.events_rollup = by_caller`, read when the
+ * insert completes), and the statement sets it back to '' once its counters are written, so
+ * events a caller's transaction inserts afterwards (record.ts's bounce steps, for instance) are
+ * rolled up by the trigger as before.
  *
  * NOTIFY inside the statement rather than db/notify.ts's notifySoon after it: a notifying
  * commit takes PostgreSQL's one notify-queue lock, which is why request paths do not; here at
@@ -191,20 +264,24 @@ export async function recordOutcomes(
          FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[])
               AS o(id, status, next_attempt_at, response, mx, delivered_at, source_name, source_address)
         WHERE m.id = o.id AND m.locked_by = $1 AND m.status = 'sending'
-       RETURNING m.id
+       RETURNING m.id, m.campaign_id, m.tags
      ),
      recorded AS (
-       INSERT INTO events (id, account_id, message_id, type, email, url, data, occurred_at)
-       SELECT e.id, e.account_id, e.message_id, e.type, e.email, NULL, e.data, e.occurred_at
+       INSERT INTO events (id, account_id, message_id, campaign_id, type, email, url, data, occurred_at)
+       SELECT e.id, e.account_id, e.message_id, done.campaign_id, e.type, e.email, NULL, e.data, e.occurred_at
          FROM unnest($4::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::jsonb[], $17::timestamptz[])
               WITH ORDINALITY AS e(message_id, id, account_id, type, email, data, occurred_at, n)
          JOIN done ON done.id = e.message_id
+        WHERE (SELECT set_config('postline.events_rollup', 'by_caller', true)) IS NOT NULL
         ORDER BY e.n
-       RETURNING 1
-     )
+       RETURNING account_id, message_id, campaign_id, type, occurred_at
+     ),
+     ${OUTCOME_COUNTERS}
      SELECT array(SELECT id FROM done) AS done,
             (SELECT count(*) FROM released) AS released,
-            (SELECT pg_notify('postline_events', '') FROM recorded LIMIT 1) AS notified`,
+            (SELECT pg_notify('postline_events', '') FROM recorded LIMIT 1) AS notified,
+            -- Its filter reads the counters first: by then the insert has completed.
+            (SELECT set_config('postline.events_rollup', '', true) FROM rolled WHERE rolled.n >= 0) AS rollup_reset`,
     values: [
       workerId,
       released.map((r) => r.id),
