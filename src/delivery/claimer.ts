@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Pool } from '../db/pool.js';
 import type { MessageRow } from '../db/queries/messages.js';
-import { claimDueMessages } from './queue.js';
+import { claimDueMessages, sawQueueEnd } from './queue.js';
 import type { Shaping } from './shaping.js';
 
 /** Suspensions recorded by other workers are read at least this often. */
@@ -42,9 +42,11 @@ export class Claimer {
   private campaignEmptyAt: number | null = null;
   private sharedAt = 0;
   /**
-   * Whether the last claim took every due message it could: fewer than it asked for, no
-   * destination left alone because it was suspended or full, and none it took from full now. Until more mail is announced there
-   * is then nothing to claim, and a wake-up because a gate has room can wait (./claim-pacing.ts).
+   * Whether the last claim took every due message it could: it found fewer due than it asked
+   * for (sawQueueEnd: not merely skipped rows another worker was claiming), took fewer than it
+   * asked for, left no destination alone because it was suspended or full, and filled none. Until
+   * more mail is announced there is then nothing to claim, and a wake-up because a gate has room
+   * can wait (./claim-pacing.ts).
    */
   drained = false;
 
@@ -79,9 +81,11 @@ export class Claimer {
     if (this.deps.relay) room = Math.min(room, shaping.relayRoom([...this.held.values()].reduce((a, b) => a + b, 0)));
     if (room <= 0) return [];
     const skipDomains = shaping.closedDomains();
+    let sawEnd = true;
     const claim = async (stream: 'transactional' | 'campaign', limit: number) => {
       const rows = await claimDueMessages(this.deps.pool, this.deps.workerId, now, limit, this.deps.leaseMs, { stream, skipDomains, rooms: shaping.claimRooms(this.held) });
       for (const m of rows) this.held.set(m.to_domain, (this.held.get(m.to_domain) ?? 0) + 1);
+      sawEnd &&= sawQueueEnd(rows, limit);
       return rows;
     };
     const claimed = await claim('transactional', room);
@@ -91,7 +95,7 @@ export class Claimer {
       claimed.push(...campaign);
     }
     // Mail of a destination left alone (skipDomains) may be waiting for it: not drained.
-    this.drained = claimed.length < room && skipDomains.length === 0 && !this.filledADestination(claimed);
+    this.drained = sawEnd && claimed.length < room && skipDomains.length === 0 && !this.filledADestination(claimed);
     return claimed;
   }
 

@@ -27,6 +27,9 @@ export const CLAIMED_COLUMNS = MESSAGE_COLUMNS.filter((c) => !(CLAIM_LEAVES_OUT 
 /** The content, returned once: the row's own, or on a cc/bcc copy its group's. */
 export const CLAIMED_CONTENT = MESSAGE_CONTENT;
 
+/** A claimed row, with how many due messages its claim found (at most the claim's limit; see sawQueueEnd). */
+export type ClaimedRow = MessageRow & { due_seen: number };
+
 // cc/bcc copies carry no content of their own: read it from the group's row (the join sees that
 // row as of the statement's snapshot; content never changes after accept).
 const CLAIMED_ROW = columnsWithContent(CLAIMED_COLUMNS);
@@ -65,7 +68,7 @@ export async function claimDueMessages(
   limit: number,
   leaseMs: number,
   opts: { stream?: 'transactional' | 'campaign' | 'all'; skipDomains?: string[]; rooms?: DestinationRooms } = {},
-): Promise<MessageRow[]> {
+): Promise<ClaimedRow[]> {
   const stream = opts.stream ?? 'all';
   const rooms = opts.rooms ?? { domains: [], destinations: [], rooms: [] };
   const params: unknown[] = [workerId, now, limit, leaseMs, rooms.domains, rooms.destinations, rooms.rooms];
@@ -82,7 +85,7 @@ export async function claimDueMessages(
   // dearer than the custom ones: `due` finds the chosen rows by primary key (`id = ANY`), which
   // the generic plan does too, where a join to `chosen` made it hash every due row of
   // messages_due, so PostgreSQL planned each call anew (docs/decisions/0057-delivery-statements-in-postgres.md).
-  const { rows } = await db.query<MessageRow>({
+  const { rows } = await db.query<ClaimedRow>({
     name: `postline-claim-${stream}${skipping ? '-skip' : ''}`,
     values: params,
     text: `WITH candidates AS (
@@ -125,10 +128,20 @@ export async function claimDueMessages(
          FROM due WHERE m.id = due.id AND NOT EXISTS (SELECT 1 FROM stopped s WHERE s.id = due.id)
        RETURNING m.*
      )
-     SELECT ${CLAIMED_ROW}
+     SELECT ${CLAIMED_ROW}, (SELECT count(*) FROM candidates)::int AS due_seen
        FROM claimed m LEFT JOIN messages g ON g.id = m.group_id AND m.group_id <> m.id`,
   });
   return rows;
+}
+
+/**
+ * Whether a claim saw the end of the due queue: it found fewer due messages than it asked for.
+ * Fewer rows claimed than asked says less: rows another worker was claiming at the same moment
+ * are skipped (SKIP LOCKED), with more due behind them. A claim of nothing says nothing either
+ * way and is taken as the end (the other worker holds what it skipped).
+ */
+export function sawQueueEnd(rows: ClaimedRow[], limit: number): boolean {
+  return rows.length === 0 || rows[0].due_seen < limit;
 }
 
 export interface MessageOutcome {

@@ -31,7 +31,7 @@ test('claim columns: a claimed row carries each returned column once and, on a c
   const claimed = await claimDueMessages(pool, 'w1', clock.now(), 10, 60_000);
   assert.equal(claimed.length, 2);
   for (const row of claimed) {
-    assert.deepEqual(Object.keys(row).sort(), [...CLAIMED_COLUMNS, ...CLAIMED_CONTENT].sort());
+    assert.deepEqual(Object.keys(row).sort(), [...CLAIMED_COLUMNS, ...CLAIMED_CONTENT, 'due_seen'].sort(), 'each column once, and how many due messages the claim found');
     const stored = await getMessage(pool, row.account_id, row.id);
     assert.ok(stored);
     assert.deepEqual(Object.keys(stored).sort(), [...MESSAGE_COLUMNS, ...MESSAGE_CONTENT].sort(), 'a read returns each column once');

@@ -100,6 +100,35 @@ test('refill: room announced after a claim that took every due message says the 
   await engine.close();
 });
 
+test('refill: a claim that took fewer than it asked for because another worker was claiming the oldest rows has not drained the queue', async () => {
+  await env.pool.query('DELETE FROM messages');
+  const engine = env.newEngine({ batchSize: 4, maxConnectionsPerHost: 1 });
+  const errors: unknown[] = [];
+  const onError = (e: unknown) => void errors.push(e);
+  await send(6, 'k');
+  // Another worker's claim in progress: it holds the three oldest due rows.
+  const other = await env.pool.connect();
+  await other.query('BEGIN');
+  await other.query(`SELECT id FROM messages ORDER BY next_attempt_at, id LIMIT 3 FOR UPDATE`);
+  let said: boolean | undefined;
+  let announced: () => void = () => {};
+  const room = new Promise<void>((r) => (announced = r));
+  assert.equal(await engine.refill((drained) => ((said ??= drained), announced()), onError), 1, 'the fourth oldest; the three held are skipped');
+  await other.query('ROLLBACK');
+  other.release();
+  await room;
+  assert.equal(said, false, 'the claim found as many due as it asked for: more is due behind the skipped rows, the room is claimed at once');
+  await engine.drain();
+  for (let i = 0; i < 3; i++) {
+    await engine.refill(() => {}, onError);
+    await engine.drain();
+  }
+  assert.equal(errors.length, 0, String(errors[0]));
+  const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM messages GROUP BY status`);
+  assert.deepEqual(rows, [{ status: 'delivered', n: 6 }]);
+  await engine.close();
+});
+
 test('refill: a busy worker does not repeat a campaign claim that found nothing within CAMPAIGN_RECHECK_MS; an idle one always looks', async () => {
   await env.pool.query('DELETE FROM messages');
   const engine = env.newEngine({ batchSize: 8, maxConnectionsPerHost: 1 });
