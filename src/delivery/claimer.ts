@@ -1,15 +1,16 @@
 import type { Clock } from '../clock.js';
 import type { Pool } from '../db/pool.js';
 import type { MessageRow } from '../db/queries/messages.js';
-import { claimDueMessages, sawQueueEnd } from './queue.js';
+import { claimDue } from './queue.js';
 import type { Shaping } from './shaping.js';
 
 /** Suspensions recorded by other workers are read at least this often. */
 const SHARED_REFRESH_MS = 1_000;
 
 /**
- * While this worker has messages in flight, a campaign claim that found nothing is not repeated
- * for this long: each refill made one after its transactional claim, and in end to end (the API
+ * While this worker has messages in flight, a campaign claim that found no campaign mail due is
+ * not repeated for this long (one that took nothing because another worker was claiming the same
+ * rows is: more may be due behind them): each refill made one after its transactional claim, and in end to end (the API
  * accepting while the workers deliver, no campaign sending) half of a worker's claim statements
  * were that empty campaign claim, each a statement PostgreSQL plans and runs for nothing
  * (docs/decisions/0058-claims-paced-while-busy.md). A campaign's first messages wait at most this
@@ -38,12 +39,12 @@ export class Claimer {
   private readonly held = new Map<string, number>();
   /** True while this process fans a campaign out: only mail of no campaign is claimed. */
   private campaignsHeld = false;
-  /** When the last campaign claim found nothing (clock ms); null when it found some or none was made since. */
+  /** When the last campaign claim found no campaign mail due (clock ms); null when it found some or none was made since. */
   private campaignEmptyAt: number | null = null;
   private sharedAt = 0;
   /**
    * Whether the last claim took every due message it could: it found fewer due than it asked
-   * for (sawQueueEnd: not merely skipped rows another worker was claiming), took fewer than it
+   * for (Claim.dueSeen: not merely skipped rows another worker was claiming), took fewer than it
    * asked for, left no destination alone because it was suspended or full, and filled none. Until
    * more mail is announced there is then nothing to claim, and a wake-up because a gate has room
    * can wait (./claim-pacing.ts).
@@ -63,7 +64,7 @@ export class Claimer {
 
   /**
    * Claims up to `room` due messages. `inFlight` is how many this worker is delivering now:
-   * while it is busy, a campaign claim that found nothing within CAMPAIGN_RECHECK_MS is not
+   * while it is busy, a campaign claim that found none due within CAMPAIGN_RECHECK_MS is not
    * repeated.
    */
   async claim(room: number, inFlight: number): Promise<MessageRow[]> {
@@ -83,16 +84,17 @@ export class Claimer {
     const skipDomains = shaping.closedDomains();
     let sawEnd = true;
     const claim = async (stream: 'transactional' | 'campaign', limit: number) => {
-      const rows = await claimDueMessages(this.deps.pool, this.deps.workerId, now, limit, this.deps.leaseMs, { stream, skipDomains, rooms: shaping.claimRooms(this.held) });
+      const { rows, dueSeen } = await claimDue(this.deps.pool, this.deps.workerId, now, limit, this.deps.leaseMs, { stream, skipDomains, rooms: shaping.claimRooms(this.held) });
       for (const m of rows) this.held.set(m.to_domain, (this.held.get(m.to_domain) ?? 0) + 1);
-      sawEnd &&= sawQueueEnd(rows, limit);
-      return rows;
+      sawEnd &&= dueSeen < limit;
+      return { rows, dueSeen };
     };
-    const claimed = await claim('transactional', room);
+    const claimed = (await claim('transactional', room)).rows;
     if (claimed.length < room && this.campaignMayBeDue(now.getTime(), inFlight)) {
       const campaign = await claim('campaign', room - claimed.length);
-      this.campaignEmptyAt = campaign.length === 0 ? now.getTime() : null;
-      claimed.push(...campaign);
+      // Nothing due, not merely nothing taken (rows another worker was claiming are skipped).
+      this.campaignEmptyAt = campaign.dueSeen === 0 ? now.getTime() : null;
+      claimed.push(...campaign.rows);
     }
     // Mail of a destination left alone (skipDomains) may be waiting for it: not drained.
     this.drained = sawEnd && claimed.length < room && skipDomains.length === 0 && !this.filledADestination(claimed);

@@ -27,8 +27,18 @@ export const CLAIMED_COLUMNS = MESSAGE_COLUMNS.filter((c) => !(CLAIM_LEAVES_OUT 
 /** The content, returned once: the row's own, or on a cc/bcc copy its group's. */
 export const CLAIMED_CONTENT = MESSAGE_CONTENT;
 
-/** A claimed row, with how many due messages its claim found (at most the claim's limit; see sawQueueEnd). */
-export type ClaimedRow = MessageRow & { due_seen: number };
+/**
+ * What a claim took, and how many due messages it found (at most its limit). Finding fewer than
+ * the limit is what says the due queue was seen to its end: taking fewer says less, since rows
+ * another worker was claiming at the same moment are skipped (SKIP LOCKED) with more due
+ * behind them, and so does taking none.
+ */
+export interface Claim {
+  rows: MessageRow[];
+  dueSeen: number;
+}
+
+type ClaimedRow = MessageRow & { due_seen: number };
 
 // cc/bcc copies carry no content of their own: read it from the group's row (the join sees that
 // row as of the statement's snapshot; content never changes after accept).
@@ -61,14 +71,14 @@ const CLAIMED_ROW = columnsWithContent(CLAIMED_COLUMNS);
  * `limit` due rows are read, those within their destination's room chosen, and only those
  * locked (SKIP LOCKED: a row another worker is claiming right now is left to it).
  */
-export async function claimDueMessages(
+export async function claimDue(
   db: Queryable,
   workerId: string,
   now: Date,
   limit: number,
   leaseMs: number,
   opts: { stream?: 'transactional' | 'campaign' | 'all'; skipDomains?: string[]; rooms?: DestinationRooms } = {},
-): Promise<ClaimedRow[]> {
+): Promise<Claim> {
   const stream = opts.stream ?? 'all';
   const rooms = opts.rooms ?? { domains: [], destinations: [], rooms: [] };
   const params: unknown[] = [workerId, now, limit, leaseMs, rooms.domains, rooms.destinations, rooms.rooms];
@@ -128,20 +138,19 @@ export async function claimDueMessages(
          FROM due WHERE m.id = due.id AND NOT EXISTS (SELECT 1 FROM stopped s WHERE s.id = due.id)
        RETURNING m.*
      )
-     SELECT ${CLAIMED_ROW}, (SELECT count(*) FROM candidates)::int AS due_seen
-       FROM claimed m LEFT JOIN messages g ON g.id = m.group_id AND m.group_id <> m.id`,
+     -- One row even when nothing was claimed (all columns null but due_seen): how many due
+     -- messages the claim found is known either way (see Claim).
+     SELECT c.*, s.due_seen
+       FROM (SELECT count(*)::int AS due_seen FROM candidates) s
+       LEFT JOIN (SELECT ${CLAIMED_ROW} FROM claimed m LEFT JOIN messages g ON g.id = m.group_id AND m.group_id <> m.id) c ON true`,
   });
-  return rows;
+  const dueSeen = rows[0].due_seen;
+  return { rows: rows.length === 1 && rows[0].id === null ? [] : rows, dueSeen };
 }
 
-/**
- * Whether a claim saw the end of the due queue: it found fewer due messages than it asked for.
- * Fewer rows claimed than asked says less: rows another worker was claiming at the same moment
- * are skipped (SKIP LOCKED), with more due behind them. A claim of nothing says nothing either
- * way and is taken as the end (the other worker holds what it skipped).
- */
-export function sawQueueEnd(rows: ClaimedRow[], limit: number): boolean {
-  return rows.length === 0 || rows[0].due_seen < limit;
+/** claimDue's rows alone. */
+export async function claimDueMessages(...args: Parameters<typeof claimDue>): Promise<MessageRow[]> {
+  return (await claimDue(...args)).rows;
 }
 
 export interface MessageOutcome {

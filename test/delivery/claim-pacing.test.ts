@@ -129,7 +129,7 @@ test('refill: a claim that took fewer than it asked for because another worker w
   await engine.close();
 });
 
-test('refill: a busy worker does not repeat a campaign claim that found nothing within CAMPAIGN_RECHECK_MS; an idle one always looks', async () => {
+test('refill: a busy worker does not repeat a campaign claim that found none due within CAMPAIGN_RECHECK_MS (one that found them held by another worker, at once); an idle one always looks', async () => {
   await env.pool.query('DELETE FROM messages');
   const engine = env.newEngine({ batchSize: 8, maxConnectionsPerHost: 1 });
   const errors: unknown[] = [];
@@ -144,6 +144,23 @@ test('refill: a busy worker does not repeat a campaign claim that found nothing 
   assert.equal(await engine.refill(() => {}, onError), 0, 'busy, and the campaign stream was empty a moment ago: not claimed again yet');
   clock.advance(CAMPAIGN_RECHECK_MS);
   assert.equal(await engine.refill(() => {}, onError), 1, 'the window has passed: claimed');
+  await engine.drain();
+
+  // Campaign mail due but held by another worker's claim in progress: this claim takes none of
+  // it, and that is not "none due": the next refill looks again at once.
+  await send(1, 'b');
+  assert.equal(await engine.refill(() => {}, onError), 1, 'transactional mail keeps the worker busy; no campaign mail is due');
+  await send(2, 'h');
+  await env.pool.query(`UPDATE messages SET campaign_id = 'cmp_pacing', subscriber_id = id WHERE status = 'queued'`);
+  clock.advance(CAMPAIGN_RECHECK_MS);
+  const other = await env.pool.connect();
+  await other.query('BEGIN');
+  await other.query(`SELECT id FROM messages WHERE campaign_id IS NOT NULL AND status = 'queued' FOR UPDATE`);
+  assert.ok(engine.inFlightCount > 0);
+  assert.equal(await engine.refill(() => {}, onError), 0, 'the campaign rows are being claimed by the other worker');
+  await other.query('ROLLBACK');
+  other.release();
+  assert.equal(await engine.refill(() => {}, onError), 2, 'they were due all along: looked at again without waiting CAMPAIGN_RECHECK_MS');
   await engine.drain();
 
   // Idle: the campaign stream is looked at by every claim.
