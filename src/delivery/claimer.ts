@@ -92,8 +92,9 @@ export class Claimer {
     const claimed = (await claim('transactional', room)).rows;
     if (claimed.length < room && this.campaignMayBeDue(now.getTime(), inFlight)) {
       const campaign = await claim('campaign', room - claimed.length);
-      // Nothing due, not merely nothing taken (rows another worker was claiming are skipped).
-      this.campaignEmptyAt = campaign.dueSeen === 0 ? now.getTime() : null;
+      // Nothing due, not merely nothing taken (rows another worker was claiming are skipped)
+      // nor nothing looked at (the mail of a suspended destination is left out of the search).
+      this.campaignEmptyAt = campaign.dueSeen === 0 && skipDomains.length === 0 ? now.getTime() : null;
       claimed.push(...campaign.rows);
     }
     // Mail of a destination left alone (skipDomains) may be waiting for it: not drained.

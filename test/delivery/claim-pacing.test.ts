@@ -163,6 +163,26 @@ test('refill: a busy worker does not repeat a campaign claim that found none due
   assert.equal(await engine.refill(() => {}, onError), 2, 'they were due all along: looked at again without waiting CAMPAIGN_RECHECK_MS');
   await engine.drain();
 
+  // Campaign mail due only for a destination suspended meanwhile (a throttle reply recorded by
+  // another worker): the claim leaves it out of its search, which is not "none due" either.
+  await send(1, 'q');
+  assert.equal(await engine.refill(() => {}, onError), 1, 'busy again');
+  await env.pool.query(
+    `INSERT INTO delivery_shaping (destination, provider, suspended_until, factor_at, tokens, tokens_at, active_at)
+     VALUES ('mx:mx.throttled.test', 'other', $1, $2, 0, $2, $2)`,
+    [new Date(clock.now().getTime() + 3_600_000), clock.now()],
+  );
+  await env.pool.query(`INSERT INTO delivery_routes (domain, destination, resolved_at) VALUES ('throttled.test', 'mx:mx.throttled.test', $1)`, [clock.now()]);
+  assert.equal((await env.send(basicEmail({ to: 'late@throttled.test' }))).statusCode, 202);
+  await env.pool.query(`UPDATE messages SET campaign_id = 'cmp_pacing', subscriber_id = id WHERE status = 'queued'`);
+  clock.advance(Math.max(CAMPAIGN_RECHECK_MS, 1_000)); // past the recheck, and the shared suspensions are read again
+  assert.equal(await engine.refill(() => {}, onError), 0, 'the suspended destination\'s mail is left alone');
+  await send(1, 'r');
+  await env.pool.query(`UPDATE messages SET campaign_id = 'cmp_pacing', subscriber_id = id WHERE status = 'queued' AND to_domain <> 'throttled.test'`);
+  assert.equal(await engine.refill(() => {}, onError), 1, 'campaign mail due meanwhile for another destination: looked for at once');
+  await engine.drain();
+  await env.pool.query(`DELETE FROM messages WHERE to_domain = 'throttled.test'`);
+
   // Idle: the campaign stream is looked at by every claim.
   await send(1, 'i');
   await env.pool.query(`UPDATE messages SET campaign_id = 'cmp_pacing', subscriber_id = id WHERE status = 'queued'`);
