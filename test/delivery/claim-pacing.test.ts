@@ -67,6 +67,37 @@ async function send(n: number, prefix: string): Promise<void> {
   for (let i = 0; i < n; i++) assert.equal((await env.send(basicEmail({ to: `${prefix}${i}@${RECIPIENT_DOMAIN}` }))).statusCode, 202);
 }
 
+type Engine = ReturnType<typeof env.newEngine>;
+
+/** One refill: how many it claimed, and whether the queue was drained when it then announced room. */
+async function refillUntilRoom(engine: Engine, onError: (e: unknown) => void): Promise<{ claimed: number; drained: Promise<boolean> }> {
+  let said: (drained: boolean) => void = () => {};
+  const drained = new Promise<boolean>((r) => (said = r));
+  return { claimed: await engine.refill((d) => said(d), onError), drained };
+}
+
+/** Another worker's claim in progress: a transaction holding the rows `select` locks. Returns its end. */
+async function heldByAnotherWorker(select: string): Promise<() => Promise<void>> {
+  const other = await env.pool.connect();
+  await other.query('BEGIN');
+  await other.query(select);
+  return async () => {
+    await other.query('ROLLBACK');
+    other.release();
+  };
+}
+
+/** Refills until every message is delivered, then checks that `n` were and that nothing failed. */
+async function deliverTheRest(engine: Engine, errors: unknown[], rounds: number, n: number): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    await engine.refill(() => {}, (e) => void errors.push(e));
+    await engine.drain();
+  }
+  assert.equal(errors.length, 0, String(errors[0]));
+  const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM messages GROUP BY status`);
+  assert.deepEqual(rows, [{ status: 'delivered', n }]);
+}
+
 test('refill: room announced after a claim that took every due message says the queue was drained; after one that filled a destination, it does not', async () => {
   await env.pool.query('DELETE FROM messages');
   const engine = env.newEngine({ batchSize: 8, maxConnectionsPerHost: 1 });
@@ -74,29 +105,18 @@ test('refill: room announced after a claim that took every due message says the 
   const onError = (e: unknown) => void errors.push(e);
 
   await send(2, 'd');
-  let said: boolean | undefined;
-  let announced: () => void = () => {};
-  const room = new Promise<void>((r) => (announced = r));
-  assert.equal(await engine.refill((drained) => ((said ??= drained), announced()), onError), 2);
-  await room;
-  assert.equal(said, true, 'both due messages were claimed and their destination had room left: drained');
+  const all = await refillUntilRoom(engine, onError);
+  assert.equal(all.claimed, 2);
+  assert.equal(await all.drained, true, 'both due messages were claimed and their destination had room left: drained');
   await engine.drain();
 
   // Ten due for a destination whose gate keeps 4 per worker: the claim takes 4 and fills it.
   await send(10, 'f');
-  said = undefined;
-  const full = new Promise<void>((r) => (announced = r));
-  assert.equal(await engine.refill((drained) => ((said ??= drained), announced()), onError), 4);
-  await full;
-  assert.equal(said, false, 'the destination was full: more is due, the room is claimed at once');
+  const full = await refillUntilRoom(engine, onError);
+  assert.equal(full.claimed, 4);
+  assert.equal(await full.drained, false, 'the destination was full: more is due, the room is claimed at once');
   await engine.drain();
-  for (let i = 0; i < 4; i++) {
-    await engine.refill(() => {}, onError);
-    await engine.drain();
-  }
-  assert.equal(errors.length, 0, String(errors[0]));
-  const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM messages GROUP BY status`);
-  assert.deepEqual(rows, [{ status: 'delivered', n: 12 }]);
+  await deliverTheRest(engine, errors, 4, 12);
   await engine.close();
 });
 
@@ -106,26 +126,13 @@ test('refill: a claim that took fewer than it asked for because another worker w
   const errors: unknown[] = [];
   const onError = (e: unknown) => void errors.push(e);
   await send(6, 'k');
-  // Another worker's claim in progress: it holds the three oldest due rows.
-  const other = await env.pool.connect();
-  await other.query('BEGIN');
-  await other.query(`SELECT id FROM messages ORDER BY next_attempt_at, id LIMIT 3 FOR UPDATE`);
-  let said: boolean | undefined;
-  let announced: () => void = () => {};
-  const room = new Promise<void>((r) => (announced = r));
-  assert.equal(await engine.refill((drained) => ((said ??= drained), announced()), onError), 1, 'the fourth oldest; the three held are skipped');
-  await other.query('ROLLBACK');
-  other.release();
-  await room;
-  assert.equal(said, false, 'the claim found as many due as it asked for: more is due behind the skipped rows, the room is claimed at once');
+  const release = await heldByAnotherWorker(`SELECT id FROM messages ORDER BY next_attempt_at, id LIMIT 3 FOR UPDATE`);
+  const skipped = await refillUntilRoom(engine, onError);
+  assert.equal(skipped.claimed, 1, 'the fourth oldest; the three held are skipped');
+  await release();
+  assert.equal(await skipped.drained, false, 'the claim found as many due as it asked for: more is due behind the skipped rows, the room is claimed at once');
   await engine.drain();
-  for (let i = 0; i < 3; i++) {
-    await engine.refill(() => {}, onError);
-    await engine.drain();
-  }
-  assert.equal(errors.length, 0, String(errors[0]));
-  const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM messages GROUP BY status`);
-  assert.deepEqual(rows, [{ status: 'delivered', n: 6 }]);
+  await deliverTheRest(engine, errors, 3, 6);
   await engine.close();
 });
 
@@ -153,13 +160,10 @@ test('refill: a busy worker does not repeat a campaign claim that found none due
   await send(2, 'h');
   await env.pool.query(`UPDATE messages SET campaign_id = 'cmp_pacing', subscriber_id = id WHERE status = 'queued'`);
   clock.advance(CAMPAIGN_RECHECK_MS);
-  const other = await env.pool.connect();
-  await other.query('BEGIN');
-  await other.query(`SELECT id FROM messages WHERE campaign_id IS NOT NULL AND status = 'queued' FOR UPDATE`);
+  const release = await heldByAnotherWorker(`SELECT id FROM messages WHERE campaign_id IS NOT NULL AND status = 'queued' FOR UPDATE`);
   assert.ok(engine.inFlightCount > 0);
   assert.equal(await engine.refill(() => {}, onError), 0, 'the campaign rows are being claimed by the other worker');
-  await other.query('ROLLBACK');
-  other.release();
+  await release();
   assert.equal(await engine.refill(() => {}, onError), 2, 'they were due all along: looked at again without waiting CAMPAIGN_RECHECK_MS');
   await engine.drain();
 
