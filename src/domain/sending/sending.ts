@@ -397,9 +397,13 @@ async function storeBatchItems(ctx: SendContext, toStore: ({ index: number } & P
     for (const { from_email: from } of toStore.map((s) => s.rows[0])) {
       if (!current.has(from)) current.set(from, (await findSendingDomain(ctx.db, ctx.accountId, from))?.id);
     }
-    const kept = toStore.filter((s) => current.get(s.rows[0].from_email) === s.rows[0].domain_id);
-    if (kept.length === toStore.length) throw err;
-    const refused = toStore.filter((s) => !kept.includes(s)).map((s) => ({ index: s.index, error: unverifiedSender(s.rows[0].from_email) }));
+    const kept: typeof toStore = [];
+    const refused: BatchItemResult[] = [];
+    for (const s of toStore) {
+      if (current.get(s.rows[0].from_email) === s.rows[0].domain_id) kept.push(s);
+      else refused.push({ index: s.index, error: unverifiedSender(s.rows[0].from_email) });
+    }
+    if (refused.length === 0) throw err;
     return [...refused, ...(kept.length > 0 ? await storeBatchItems(ctx, kept) : [])];
   }
   return toStore.map((s) => (stored ? { index: s.index, ...accepted(s.rows[0], s.warnings) } : { index: s.index, error: quotaExceeded(ctx) }));
