@@ -10,7 +10,8 @@ import { RequestWrites } from '../request-writes.js';
 import { SuppressionLookups } from '../suppression.js';
 import { TrackingLinks } from '../tracking/links.js';
 import type { SendRequest } from './send-input.js';
-import { sendBatch, sendEmail, type BatchItemResult, type SendContext, type SendResult } from './sending.js';
+import { sendBatch, type BatchItemResult } from './batch-sends.js';
+import { sendEmail, type SendContext, type SendResult } from './sending.js';
 
 /** Who sends: the account behind the API key (or SMTP login) and the key's mode. */
 export interface Sender {

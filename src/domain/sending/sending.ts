@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
 import {
-  findSendsByIdempotencyRef, insertAcceptedMessages, isDuplicateIdempotentSend, isRemovedSenderDomain, monthlyUsage, SUPPRESSED_ROW, type MessageRow, type SentEventRow,
+  findSendsByIdempotencyRef, insertAcceptedMessages, isDuplicateIdempotentSend, isRemovedSenderDomain, SUPPRESSED_ROW, type MessageRow, type SentEventRow,
 } from '../../db/queries/messages.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -53,7 +53,7 @@ export interface SendContext {
 const ownTemplates = new TemplateCache({ maxChars: 4_000_000, maxEntryChars: 512 * 1024 });
 
 /** One accepted send: a row per envelope recipient (the `to` row first) and their `sent` events. */
-interface PreparedSend {
+export interface PreparedSend {
   rows: MessageRow[];
   events: SentEventRow[];
   warnings: MergeWarning[];
@@ -143,7 +143,7 @@ export function quotaResetsAt(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
 }
 
-function quotaExceeded(ctx: SendContext): AppError {
+export function quotaExceededError(ctx: SendContext): AppError {
   const retryAfter = Math.ceil((quotaResetsAt(ctx.now).getTime() - ctx.now.getTime()) / 1000);
   return new AppError('quota_exceeded', `Monthly quota of ${ctx.monthlyQuota} messages used up; it resets on the 1st (UTC)`, { retryAfter });
 }
@@ -158,7 +158,7 @@ export function monthOf(now: Date): string {
  * suppression list. Each step throws an AppError and stops; test keys run them all and get a
  * sandbox result instead of a row.
  */
-async function prepareSend(ctx: SendContext, req: SendRequest): Promise<PreparedSend | SendResult> {
+export async function prepareSend(ctx: SendContext, req: SendRequest): Promise<PreparedSend | SendResult> {
   checkAddresses(req);
   checkRawSubject(req);
   const scheduledAt = checkSchedule(req, ctx.now);
@@ -166,7 +166,7 @@ async function prepareSend(ctx: SendContext, req: SendRequest): Promise<Prepared
   // Test keys go through every check a live key does (docs/api-keys.md: same validation, same
   // errors) and stop just before anything is stored.
   const domain = await (ctx.findDomain ?? ((a, f) => findSendingDomain(ctx.db, a, f)))(ctx.accountId, req.from.email);
-  if (!domain) throw unverifiedSender(req.from.email);
+  if (!domain) throw unverifiedSenderError(req.from.email);
   const id = newId(ctx.mode === 'test' ? 'sbx' : 'msg');
   const content = await renderContent(ctx, req, () => (ctx.mode === 'test' ? `${ctx.config.baseUrl}/u/sandbox` : ctx.links.unsubscribe(id, domain.trackingHost)));
   checkContent(req, content);
@@ -271,7 +271,7 @@ function fieldOf(req: SendRequest, r: { email: string; type: 'to' | 'cc' | 'bcc'
 }
 
 /** Rows that count against the monthly quota: every recipient the send will be delivered to. */
-function deliverable(p: PreparedSend): number {
+export function deliverableRows(p: PreparedSend): number {
   return p.rows.filter((r) => r.status !== 'suppressed').length;
 }
 
@@ -279,7 +279,7 @@ function deliverable(p: PreparedSend): number {
  * The answer for an accepted message. A message found already committed (a taken-over
  * idempotent send) was not rendered by this request: its warnings are not known, so none.
  */
-function accepted(row: Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>, warnings: MergeWarning[] = []): SendResult {
+export function acceptedResult(row: Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>, warnings: MergeWarning[] = []): SendResult {
   return { sandbox: false, id: row.id, status: row.scheduled_at ? 'scheduled' : 'queued', to: row.to_email, subject: row.subject, warnings };
 }
 
@@ -288,7 +288,7 @@ export async function sendEmail(ctx: SendContext, req: SendRequest): Promise<Sen
   return retriedAloneOnDuplicate(ctx, (c) => sendEmailOnce(c, req));
 }
 
-function unverifiedSender(fromEmail: string): AppError {
+export function unverifiedSenderError(fromEmail: string): AppError {
   return new AppError('sender_domain_unverified', `${fromEmail.slice(fromEmail.lastIndexOf('@') + 1)} is not a verified sending domain of this account`, {
     errors: [{ field: 'from.email', message: 'must be on a verified domain of the account' }],
   });
@@ -298,7 +298,7 @@ async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendRe
   const ref = ctx.mode === 'live' ? ctx.idempotency?.ref : undefined;
   if (ref && ctx.idempotency?.takenOver) {
     const committed = (await findSendsByIdempotencyRef(ctx.db, ctx.accountId, [ref])).get(ref);
-    if (committed) return accepted(committed);
+    if (committed) return acceptedResult(committed);
   }
   const prepared = await prepareSend(ctx, req);
   if ('sandbox' in prepared) return prepared;
@@ -310,14 +310,14 @@ async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendRe
       refuseIfAllSuppressed(req, envelopeRecipients(req), suppressed);
     } else {
       const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
-      if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverable(prepared)))) throw quotaExceeded(ctx);
+      if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverableRows(prepared)))) throw quotaExceededError(ctx);
     }
   } catch (err) {
     // The domain was removed after a cached lookup found it verified: refused as unverified, not a 500.
-    if (isRemovedSenderDomain(err)) throw unverifiedSender(req.from.email);
+    if (isRemovedSenderDomain(err)) throw unverifiedSenderError(req.from.email);
     throw err;
   }
-  return accepted(prepared.rows[0], prepared.warnings);
+  return acceptedResult(prepared.rows[0], prepared.warnings);
 }
 
 /**
@@ -326,7 +326,7 @@ async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendRe
  * once more, alone (a group commit's statement failed for all who shared it) and looking for
  * the committed message, which it answers with.
  */
-async function retriedAloneOnDuplicate<T>(ctx: SendContext, send: (ctx: SendContext) => Promise<T>): Promise<T> {
+export async function retriedAloneOnDuplicate<T>(ctx: SendContext, send: (ctx: SendContext) => Promise<T>): Promise<T> {
   const alone = ctx.idempotency?.takenOver ? { ...ctx, storeAccepted: undefined } : ctx;
   try {
     return await send(alone);
@@ -334,77 +334,4 @@ async function retriedAloneOnDuplicate<T>(ctx: SendContext, send: (ctx: SendCont
     if (!isDuplicateIdempotentSend(err)) throw err;
     return send({ ...ctx, storeAccepted: undefined, idempotency: ctx.idempotency && { ...ctx.idempotency, takenOver: true } });
   }
-}
-
-export type BatchItemResult = ({ index: number } & SendResult) | { index: number; error: AppError };
-
-/**
- * POST /api/v1/emails/batch: each item validated and answered on its own; the accepted ones
- * are stored in one statement. With a quota, items past what is left of it are refused with
- * quota_exceeded rather than failing the whole batch.
- */
-export async function sendBatch(ctx: SendContext, reqs: SendRequest[]): Promise<BatchItemResult[]> {
-  // The batch's items are stored by one statement of their own, after reading the suppression list.
-  return retriedAloneOnDuplicate({ ...ctx, storeAccepted: undefined }, (c) => sendBatchOnce(c, reqs));
-}
-
-async function sendBatchOnce(ctx: SendContext, reqs: SendRequest[]): Promise<BatchItemResult[]> {
-  const results: BatchItemResult[] = [];
-  // Each item's send carries the claim's ref and its index (a space: never in a key's ref).
-  const ref = ctx.mode === 'live' ? ctx.idempotency?.ref : undefined;
-  const itemRef = (index: number) => `${ref} ${index}`;
-  const committed = ref && ctx.idempotency?.takenOver
-    ? await findSendsByIdempotencyRef(ctx.db, ctx.accountId, reqs.map((_, index) => itemRef(index)))
-    : new Map<string, Pick<MessageRow, 'id' | 'to_email' | 'subject' | 'scheduled_at'>>();
-  const toStore: ({ index: number } & PreparedSend)[] = [];
-  let remaining = ctx.monthlyQuota === null ? Infinity : ctx.monthlyQuota - (await monthlyUsage(ctx.db, ctx.accountId, monthOf(ctx.now)));
-  for (const [index, req] of reqs.entries()) {
-    const done = ref ? committed.get(itemRef(index)) : undefined;
-    if (done) {
-      results.push({ index, ...accepted(done) });
-      continue;
-    }
-    try {
-      const prepared = await prepareSend(ctx, req);
-      if (ref && !('sandbox' in prepared)) prepared.rows[0].idempotency_ref = itemRef(index);
-      if ('sandbox' in prepared) {
-        results.push({ index, ...prepared });
-      } else if (remaining < deliverable(prepared)) {
-        results.push({ index, error: quotaExceeded(ctx) });
-      } else {
-        remaining -= deliverable(prepared);
-        toStore.push({ index, ...prepared });
-      }
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      results.push({ index, error: err });
-    }
-  }
-  if (toStore.length > 0) results.push(...(await storeBatchItems(ctx, toStore)));
-  return results.sort((a, b) => a.index - b.index);
-}
-
-async function storeBatchItems(ctx: SendContext, toStore: ({ index: number } & PreparedSend)[]): Promise<BatchItemResult[]> {
-  const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
-  let stored: boolean;
-  try {
-    stored = await insertAcceptedMessages(ctx.db, toStore.flatMap((s) => s.rows), toStore.flatMap((s) => s.events), quota, toStore.reduce((n, s) => n + deliverable(s), 0));
-  } catch (err) {
-    if (!isRemovedSenderDomain(err)) throw err;
-    // A domain was removed after a cached lookup found it verified: its items are refused as
-    // unverified (asked again without the cache), the others stored, as single sends would be.
-    const current = new Map<string, string | undefined>();
-    for (const { from_email: from } of toStore.map((s) => s.rows[0])) {
-      if (!current.has(from)) current.set(from, (await findSendingDomain(ctx.db, ctx.accountId, from))?.id);
-    }
-    const kept: typeof toStore = [];
-    const refused: BatchItemResult[] = [];
-    for (const s of toStore) {
-      if (current.get(s.rows[0].from_email) === s.rows[0].domain_id) kept.push(s);
-      else refused.push({ index: s.index, error: unverifiedSender(s.rows[0].from_email) });
-    }
-    if (refused.length === 0) throw err;
-    return [...refused, ...(kept.length > 0 ? await storeBatchItems(ctx, kept) : [])];
-  }
-  return toStore.map((s) => (stored ? { index: s.index, ...accepted(s.rows[0], s.warnings) } : { index: s.index, error: quotaExceeded(ctx) }));
 }

@@ -5,7 +5,7 @@ import { MergeWarnings } from './merge-warnings.js';
 import { SEND_LIMITS } from '../../../domain/sending/send-input.js';
 import { SendPipeline } from '../../../domain/sending/send-pipeline.js';
 import { getSentEmail, listSentEmails } from '../../../domain/sending/sent-emails.js';
-import type { BatchItemResult } from '../../../domain/sending/sending.js';
+import type { BatchItemResult } from '../../../domain/sending/batch-sends.js';
 import { batchItemProblems } from '../../batch-items.js';
 import { ListQuery, pageOf } from '../../pagination.js';
 import { problemBody } from '../../problem.js';
