@@ -7,25 +7,21 @@ import { planOutcome, type DeferralCause } from './outcome.js';
 import { recordSteps, type Attempted, type Step } from './record.js';
 import type { BuiltMessage } from '../domain/sending/message-build.js';
 import { TrackingLinks } from '../domain/tracking/links.js';
-import { classifyMxFailure, fixedVerdict, type DeliveryResult } from '../mail/classify.js';
-import { createMailDns, type MailDns, type MxHost } from '../mail/dns.js';
+import { fixedVerdict, type DeliveryResult } from '../mail/classify.js';
+import type { MailDns } from '../mail/dns.js';
 import { SmtpSender, type SmtpTarget } from '../mail/smtp.js';
 import { Claimer } from './claimer.js';
 import { holderGone, newLeaseHolder, releaseDeadLeases } from './lease-holders.js';
-import { destinationFor, relayDestination, type Destination } from '../delivery-policy.js';
+import type { Destination } from '../delivery-policy.js';
 import { readReply } from './replies.js';
-import type { Gate } from './gate.js';
 import { Shaping } from './shaping.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { envelopeAddress } from '../domain/email-address.js';
 import { captureMessage } from '../db/queries/captured.js';
-import { databaseStsPolicyStore } from '../db/queries/mta-sts-policies.js';
-import { StsPolicyResolver, type StsLookup } from '../mail/mta-sts/resolver.js';
 import { deliverWithSts } from '../mail/mta-sts/deliver.js';
 import type { TlsSessionResult } from '../mail/tls-rpt/report.js';
-import type { Source } from '../sending-identity.js';
-import { SourcePicker } from './sources/picker.js';
 import { MessageBuilder, type ContentSource } from './builder.js';
+import { DestinationRouter } from './router.js';
 
 export interface DeliveryDeps {
   pool: Pool;
@@ -91,6 +87,7 @@ export function notSentByUs(reason: string): DeliveryResult {
  * finish while a write is in flight are written together by the next one (group commit), so a
  * kill -9 leaves unrecorded only the messages that were in flight, and only those are re-sent.
  * Lease holders and the release of a dead predecessor's leases: ./lease-holders.ts.
+ * Each message's destination, source address and MTA-STS policy: ./router.ts.
  */
 export class DeliveryEngine {
   readonly workerId = newLeaseHolder();
@@ -110,29 +107,18 @@ export class DeliveryEngine {
   /** onRoom is called once in-flight falls to this (set by each refill). */
   private lowWater = 0;
   private lastClaimFull = false;
-  private readonly dns: MailDns;
   private readonly sender: SmtpSender;
   /** Render, compose and sign (./builder.ts). */
   readonly builder: MessageBuilder;
-  /** Which source address each message leaves from (./sources/picker.ts). */
-  private readonly sources: SourcePicker;
-  /** Recipient domains' MTA-STS policies, cached for every worker (mail/mta-sts/). */
-  private readonly sts: StsPolicyResolver;
+  /** Each message's destination, source address and MTA-STS policy (./router.ts). */
+  private readonly router: DestinationRouter;
 
   constructor(
     private readonly deps: DeliveryDeps,
     private readonly opts: DeliveryOptions = DEFAULT_DELIVERY_OPTIONS,
   ) {
     this.builder = new MessageBuilder(deps, opts.buildsAtOnce);
-    this.dns = deps.dns ?? createMailDns({ servers: deps.config.dnsServers, clock: deps.clock });
     this.sender = new SmtpSender({ heloName: new URL(deps.config.baseUrl).hostname, maxConnectionsPerHost: opts.maxConnectionsPerHost, extraCa: deps.extraCa });
-    this.sources = new SourcePicker({ db: deps.pool, identity: deps.config.deliveryPolicy.identity, clock: deps.clock });
-    this.sts = new StsPolicyResolver({
-      dns: this.dns,
-      store: databaseStsPolicyStore(deps.pool),
-      clock: deps.clock,
-      fetch: { port: deps.config.mtaStsPort, extraCa: deps.extraCa },
-    });
     this.shaping = new Shaping({
       db: deps.pool,
       clock: deps.clock,
@@ -143,6 +129,7 @@ export class DeliveryEngine {
       onError: (err) => deps.log.error({ err }, 'traffic shaping lease failed; retrying'),
     });
     this.shaping.start();
+    this.router = new DestinationRouter({ ...deps, shaping: this.shaping });
     this.claimer = new Claimer({ pool: deps.pool, clock: deps.clock, workerId: this.workerId, leaseMs: opts.leaseMs, shaping: this.shaping, relay: deps.config.delivery === 'relay' });
     this.outcomes = new GroupCommit<Step, void>(
       async (batch) => {
@@ -285,7 +272,7 @@ export class DeliveryEngine {
     // Refused at the API; a row that got here by another path is our fault, not the address's.
     if (rcpt === null) return planOutcome(msg, notSentByUs('the recipient\'s local part is not ASCII and would need SMTPUTF8, which Postline does not send'), now());
     if (this.deps.config.delivery === 'capture') return planOutcome(msg, await this.capture(msg), now());
-    const route = await this.route(msg);
+    const route = await this.router.route(msg);
     if ('kind' in route) return planOutcome(msg, route, now());
     // Its source's warm-up cap for today is reached: not an attempt, the message waits.
     if ('waitUntil' in route) return { release: { id: msg.id, nextAttemptAt: route.waitUntil } };
@@ -364,38 +351,6 @@ export class DeliveryEngine {
     const until = await this.shaping.throttle(dest, ask.rule.suspendMs, result.response);
     this.deps.log.warn({ destination: dest.key, until, reply: result.response }, 'destination throttled us; suspended');
     return { reason: 'throttled', until, rule: ask.rule.match };
-  }
-
-  /**
-   * The recipient's destination and its gate (the relay, or the MX hosts' provider on the
-   * message's source address), with the domain's MTA-STS policy; or a failed lookup; or, when
-   * the source's warm-up cap is reached and it does not spill, when to try again.
-   */
-  private async route(msg: MessageRow): Promise<{ gate: Gate; hosts: MxHost[] | null; source: Source | null; sts: StsLookup | null } | { waitUntil: Date } | DeliveryResult> {
-    const policy = this.deps.config.deliveryPolicy;
-    // A relay's own addresses are what receivers see: sources and MTA-STS are the relay's business.
-    if (this.deps.config.delivery === 'relay') return { gate: this.shaping.gate(relayDestination(policy)), hosts: null, source: null, sts: null };
-    const lookup = await this.dns.resolveMx(msg.to_domain);
-    if (!lookup.ok) return classifyMxFailure(lookup);
-    let dest = destinationFor(policy, lookup.hosts.map((h) => h.exchange));
-    let source: Source | null = null;
-    if (this.sources.active) {
-      const pick = await this.sources.pick(msg, dest.key);
-      if ('waitUntil' in pick) return { waitUntil: pick.waitUntil };
-      source = pick.source;
-      dest = { ...dest, source: source.name };
-    }
-    return { gate: this.shaping.route(msg.to_domain, dest), hosts: lookup.hosts, source, sts: await this.stsPolicyOf(msg.to_domain) };
-  }
-
-  /** The domain's MTA-STS policy; a failure of our own (the database) delivers as without one, and says so. */
-  private async stsPolicyOf(domain: string): Promise<StsLookup | null> {
-    try {
-      return await this.sts.policyFor(domain);
-    } catch (err) {
-      this.deps.log.warn({ err, domain }, 'could not look up the MTA-STS policy; delivering without it');
-      return null;
-    }
   }
 
   private async capture(msg: MessageRow): Promise<DeliveryResult> {
