@@ -4,10 +4,12 @@
  * transmitted, and gives the slot back after. Slots and tokens are leased for the gate by its
  * host in batches, never one call per message; each slot carries at most one SMTP connection,
  * so the connections this worker holds open to a destination never exceed its granted slots.
+ * The per-minute token bucket's sizes and timings: ./token-bucket.ts.
  */
 import { performance } from 'node:perf_hooks';
 import type { LeaseRequest, LeaseGrant } from '../db/queries/shaping.js';
 import type { Destination, ProviderPolicy } from '../delivery-policy.js';
+import { bucketOf, TOKEN_AHEAD_MS, TOKEN_ASK_MS, TOKEN_LIFETIME_MS } from './token-bucket.js';
 
 /** A lease lives this long without renewal: how soon a dead worker's slots return. */
 export const SHAPING_LEASE_MS = 6_000;
@@ -21,19 +23,8 @@ export interface GateHost {
   onSlotClosed(dest: Destination, slot: number, gone: () => void): void;
   onError(err: unknown): void;
 }
-/** Token grants are spent at once; this long unspent, they are dropped (a sliding minute stays within its limit). */
-const TOKEN_LIFETIME_MS = 1_000;
-/**
- * A gate short of tokens asks the shared bucket again after this long at least (or when the
- * next token is due, if later): a batch of the rate, not a token per call.
- */
-const TOKEN_ASK_MS = 100;
-/** Tokens are asked for ahead of the waiting messages, for those on their way, up to this long of the rate (well within TOKEN_LIFETIME_MS). */
-const TOKEN_AHEAD_MS = 250;
 /** A gate short of connection slots asks again after this long (another worker gives them back within a heartbeat or two). */
 const SLOT_ASK_MS = 200;
-/** The bucket holds this many seconds of the rate. */
-const BURST_SECONDS = 2;
 /**
  * A closed connection still counts for this long, or until the receiver answered its QUIT and
  * the connection ended, whichever comes first: its QUIT may not have reached the receiver yet,
@@ -50,19 +41,6 @@ const TURN_WAIT_MS = 10_000;
  * cheap to open again; slots held idle are another worker's delay).
  */
 const IDLE_MS = 300;
-
-/**
- * The rate a bucket is refilled at, so that any sliding 60 seconds holds at most
- * `messagesPerMinute`: a full bucket (burst) plus the refill over 60 s plus the lifetime of a
- * granted token (and a second's margin for the send to follow it) stays within the limit.
- */
-export function bucketOf(p: Pick<ProviderPolicy, 'messagesPerMinute'>): { rate: number | null; burst: number } {
-  const n = p.messagesPerMinute;
-  if (n === null) return { rate: null, burst: 0 };
-  const burst = Math.max(1, Math.floor((n * BURST_SECONDS) / 60));
-  // One second more than the token's lifetime: a send may trail its token by a connection set-up.
-  return { rate: Math.max(n - burst, 1) / (60 + TOKEN_LIFETIME_MS / 1000 + 1), burst };
-}
 
 /**
  * Local mechanics (connection grace, idle release, a turn's wait, a token's lifetime) run on

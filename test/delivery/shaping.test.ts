@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import { leaseDestination, selectDestinationStatus, throttleDestination, type LeaseRequest } from '../../src/db/queries/shaping.js';
-import { bucketOf, SHAPING_LEASE_MS } from '../../src/delivery/gate.js';
+import { SHAPING_LEASE_MS } from '../../src/delivery/gate.js';
+import { bucketOf } from '../../src/delivery/token-bucket.js';
 import { testDatabase } from '../helpers/db.js';
 
 /**
