@@ -12,7 +12,8 @@ import { AppError } from '../../errors.js';
 import { findSendingDomain, type SendingDomain } from '../domains/domains.js';
 import type { TrackingLinks } from '../tracking/links.js';
 import {
-  enterBranch, formatPosition, nextPosition, parseDuration, parsePosition, stepAt, type Position, type Step,
+  enterBranch, formatPosition, nextPosition, parseDuration, parsePosition, stepAt,
+  type ConditionStep, type Position, type SendStep, type Step, type WaitStep,
 } from './definition.js';
 import { evaluateRule, ruleNeedsEngagement, ruleNeedsSubscriber } from './rules.js';
 import { performSend, performUpdateSubscriber, type StepContext, type SubscriberWrites } from './steps.js';
@@ -154,11 +155,15 @@ async function fail(tx: PoolClient, run: RunRow, batch: Batch, now: Date, path: 
   count(batch, run.automation_id, 'failed');
 }
 
+/** One line of a run's history, at the pass's time. */
+type RunLog = (p: Position, type: string, outcome: string, detail?: Record<string, unknown>, messageId?: string | null) => void;
+type WaitOutcome = RunRow['wait_outcome'];
+
 /** Moves one run from its position until it waits or finishes. */
 async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow, batch: Batch, savepoint: RunSavepoint): Promise<void> {
   const steps = automation.steps as Step[];
   const now = ctx.now;
-  const log = (p: Position, type: string, outcome: string, detail: Record<string, unknown> = {}, messageId: string | null = null) =>
+  const log: RunLog = (p, type, outcome, detail = {}, messageId = null) =>
     batch.history.push({ run_id: run.id, path: formatPosition(p), type, outcome, detail, message_id: messageId, at: now });
   let pos: Position | null = parsePosition(run.position);
   // A waiting run that is due: its wait ends here, by event (set by the trigger) or timeout.
@@ -168,60 +173,28 @@ async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow,
     const step: Step | null = pos && stepAt(steps, pos);
     if (!pos || !step) {
       // Past the last step (or the definition changed under a waiting run): done.
-      Object.assign(run, { status: 'completed', position: pos ? formatPosition(pos) : run.position, due_at: null, wait_event: null, wait_outcome: waitOutcome, updated_at: now, finished_at: now });
-      batch.saved.set(run.id, run);
-      count(batch, run.automation_id, 'completed');
+      completeRun(run, batch, pos, waitOutcome, now);
       return;
     }
     switch (step.type) {
       case 'wait': {
         if (leaving) {
           leaving = false;
-          if ('until' in step) {
-            waitOutcome = run.wait_event === null && run.wait_outcome === 'event' ? 'event' : 'timeout';
-            log(pos, 'wait', waitOutcome === 'event' ? 'resumed' : 'timed_out', { until: step.until.event });
-          } else {
-            log(pos, 'wait', 'resumed');
-          }
-          run.wait_event = null;
+          waitOutcome = leaveWait(run, step, pos, waitOutcome, log);
           pos = nextPosition(steps, pos);
           continue;
         }
-        const ms = parseDuration('until' in step ? step.until.timeout : step.duration)!;
-        const wakesAt = new Date(now.getTime() + ms);
-        Object.assign(run, {
-          status: 'waiting', position: formatPosition(pos), due_at: wakesAt, wait_event: 'until' in step ? step.until.event : null,
-          wait_outcome: waitOutcome, updated_at: now,
-        });
-        batch.saved.set(run.id, run);
-        log(pos, 'wait', 'waiting', 'until' in step ? { until: step.until.event, timeout: step.until.timeout, wakesAt } : { duration: step.duration, wakesAt });
+        startWaiting(run, batch, step, pos, waitOutcome, now, log);
         return;
       }
       case 'send': {
         await savepoint.take();
-        const result = await performSend(ctx, run, step);
-        if (result.outcome === 'failed') {
-          await fail(ctx.db, run, batch, now, formatPosition(pos), 'send', { reason: result.reason, ...(result.error ? { error: result.error } : {}) });
-          return;
-        }
-        const path = formatPosition(pos);
-        if (result.outcome === 'sent') {
-          await result.record(automation.id, path);
-          batch.sent++;
-          batch.stats.push({ automationId: automation.id, path, sent: 1 });
-          log(pos, 'send', 'sent', {}, result.messageId);
-        } else {
-          batch.stats.push({ automationId: automation.id, path, skipped: 1 });
-          log(pos, 'send', 'skipped', { reason: result.reason });
-        }
+        if (!(await sendStep(ctx, run, automation, step, batch, pos, log))) return;
         pos = nextPosition(steps, pos);
         continue;
       }
       case 'condition': {
-        if (ruleNeedsSubscriber(step.if) || ruleNeedsEngagement(step.if)) await savepoint.take();
-        const subscriber = ruleNeedsSubscriber(step.if) ? await loadRuleSubscriber(ctx.db, run.account_id, run.email_key) : null;
-        const engagement = ruleNeedsEngagement(step.if) ? await selectRunEngagement(ctx.db, run.id) : { opened: false, clicked: false };
-        const yes = evaluateRule(step.if, { email: run.email, data: run.data, subscriber, ...engagement, waitOutcome, now });
+        const yes = await conditionHolds(ctx, run, step, waitOutcome, savepoint);
         log(pos, 'condition', yes ? 'then' : 'else');
         pos = enterBranch(steps, pos, yes ? 'then' : 'else');
         continue;
@@ -234,13 +207,77 @@ async function advance(ctx: StepContext, run: RunRow, automation: AutomationRow,
         continue;
       }
       case 'exit': {
-        Object.assign(run, { status: 'exited', position: formatPosition(pos), due_at: null, wait_event: null, exit_reason: 'exit step', updated_at: now, finished_at: now });
-        batch.saved.set(run.id, run);
-        log(pos, 'exit', 'exited');
-        count(batch, run.automation_id, 'exited');
+        exitRun(run, batch, pos, now, log);
         return;
       }
     }
   }
   throw new AppError('internal_error', `run ${run.id} did not settle within ${MAX_STEPS_PER_PASS} steps`);
+}
+
+/** The run is past its last step: completed where it stands. */
+function completeRun(run: RunRow, batch: Batch, pos: Position | null, waitOutcome: WaitOutcome, now: Date): void {
+  Object.assign(run, { status: 'completed', position: pos ? formatPosition(pos) : run.position, due_at: null, wait_event: null, wait_outcome: waitOutcome, updated_at: now, finished_at: now });
+  batch.saved.set(run.id, run);
+  count(batch, run.automation_id, 'completed');
+}
+
+/** A due waiting run leaves its wait step; returns how the wait ended (its event came, or its timeout). */
+function leaveWait(run: RunRow, step: WaitStep, pos: Position, waitOutcome: WaitOutcome, log: RunLog): WaitOutcome {
+  if ('until' in step) {
+    waitOutcome = run.wait_event === null && run.wait_outcome === 'event' ? 'event' : 'timeout';
+    log(pos, 'wait', waitOutcome === 'event' ? 'resumed' : 'timed_out', { until: step.until.event });
+  } else {
+    log(pos, 'wait', 'resumed');
+  }
+  run.wait_event = null;
+  return waitOutcome;
+}
+
+/** The run enters a wait step: due again when its duration (or its event's timeout) has passed. */
+function startWaiting(run: RunRow, batch: Batch, step: WaitStep, pos: Position, waitOutcome: WaitOutcome, now: Date, log: RunLog): void {
+  const ms = parseDuration('until' in step ? step.until.timeout : step.duration)!;
+  const wakesAt = new Date(now.getTime() + ms);
+  Object.assign(run, {
+    status: 'waiting', position: formatPosition(pos), due_at: wakesAt, wait_event: 'until' in step ? step.until.event : null,
+    wait_outcome: waitOutcome, updated_at: now,
+  });
+  batch.saved.set(run.id, run);
+  log(pos, 'wait', 'waiting', 'until' in step ? { until: step.until.event, timeout: step.until.timeout, wakesAt } : { duration: step.duration, wakesAt });
+}
+
+/** A send step: its message queued (or skipped, with the reason). Returns false when the send failed the run. */
+async function sendStep(ctx: StepContext, run: RunRow, automation: AutomationRow, step: SendStep, batch: Batch, pos: Position, log: RunLog): Promise<boolean> {
+  const result = await performSend(ctx, run, step);
+  if (result.outcome === 'failed') {
+    await fail(ctx.db, run, batch, ctx.now, formatPosition(pos), 'send', { reason: result.reason, ...(result.error ? { error: result.error } : {}) });
+    return false;
+  }
+  const path = formatPosition(pos);
+  if (result.outcome === 'sent') {
+    await result.record(automation.id, path);
+    batch.sent++;
+    batch.stats.push({ automationId: automation.id, path, sent: 1 });
+    log(pos, 'send', 'sent', {}, result.messageId);
+  } else {
+    batch.stats.push({ automationId: automation.id, path, skipped: 1 });
+    log(pos, 'send', 'skipped', { reason: result.reason });
+  }
+  return true;
+}
+
+/** A condition step's answer; the subscriber and the run's engagement are read only when its rule names them. */
+async function conditionHolds(ctx: StepContext, run: RunRow, step: ConditionStep, waitOutcome: WaitOutcome, savepoint: RunSavepoint): Promise<boolean> {
+  if (ruleNeedsSubscriber(step.if) || ruleNeedsEngagement(step.if)) await savepoint.take();
+  const subscriber = ruleNeedsSubscriber(step.if) ? await loadRuleSubscriber(ctx.db, run.account_id, run.email_key) : null;
+  const engagement = ruleNeedsEngagement(step.if) ? await selectRunEngagement(ctx.db, run.id) : { opened: false, clicked: false };
+  return evaluateRule(step.if, { email: run.email, data: run.data, subscriber, ...engagement, waitOutcome, now: ctx.now });
+}
+
+/** An exit step: the run ends here. */
+function exitRun(run: RunRow, batch: Batch, pos: Position, now: Date, log: RunLog): void {
+  Object.assign(run, { status: 'exited', position: formatPosition(pos), due_at: null, wait_event: null, exit_reason: 'exit step', updated_at: now, finished_at: now });
+  batch.saved.set(run.id, run);
+  log(pos, 'exit', 'exited');
+  count(batch, run.automation_id, 'exited');
 }
