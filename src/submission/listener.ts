@@ -31,6 +31,9 @@ interface Deps {
   log: Logger;
 }
 
+/** What accepting a message needs besides the listener's deps: the send pipeline and the rate counter of every connection. */
+type AcceptDeps = Deps & { pipeline: SendPipeline; counter: RequestWrites };
+
 /** Reads the message, at most `limit` bytes of it kept: past that only the size matters. */
 function readAll(stream: SMTPServerDataStream, limit: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
@@ -56,9 +59,7 @@ function senderOf(session: SMTPServerSession): Sender {
  * instead of two —, then the send pipeline itself. Returns the text of the 250 reply; throws
  * AppError for every refusal.
  */
-async function acceptSubmission(
-  deps: Deps & { pipeline: SendPipeline; counter: RequestWrites }, sender: Sender, raw: Buffer, envelopeTo: string[],
-): Promise<string> {
+async function acceptSubmission(deps: AcceptDeps, sender: Sender, raw: Buffer, envelopeTo: string[]): Promise<string> {
   const now = deps.clock.now();
   const mail = await parseMail(raw, { skipHtmlToText: true, skipTextLinks: true, skipTextToHtml: true, skipImageLinks: true });
   const [windowCount, seen] = await Promise.all([
@@ -84,6 +85,82 @@ async function acceptSubmission(
 }
 
 /**
+ * One submission server (`secure`: TLS from the start, else STARTTLS): AUTH with an API key as
+ * the password, SIZE and the recipient count checked as the envelope comes, each message's
+ * data handed to acceptSubmission and its answer (or refusal) sent as the SMTP reply.
+ */
+function submissionServer(accept: AcceptDeps, keyCache: VerifiedKeyCache, tls: { cert: Buffer; key: Buffer }, secure: boolean): SMTPServer {
+  const { config, pool, clock, log } = accept;
+  const sizeLimit = config.bodyLimit;
+  const smtp = new SMTPServer({
+    ...tls,
+    secure,
+    name: new URL(config.baseUrl).hostname,
+    banner: 'Postline submission',
+    logger: false,
+    authMethods: ['PLAIN', 'LOGIN'],
+    allowInsecureAuth: config.submission.allowInsecureAuth && isLoopbackHost(config.host),
+    // SIZE is advertised without a figure and checked here, so an oversized message gets our
+    // 552 5.3.4 (smtp-server's own refusal has no enhanced status code).
+    size: sizeLimit,
+    hideSize: true,
+    disableReverseLookup: true,
+    closeTimeout: 10_000,
+    hideENHANCEDSTATUSCODES: true, // our replies carry their own enhanced codes
+    authRequiredMessage: '5.7.0 Authentication required: AUTH with user "api" and an API key as the password',
+    onAuth(auth, _session, callback) {
+      // The user name is free ("api" by convention); the password is the API key.
+      verifyApiKey(accept.relaxedPool ?? pool, auth.password ?? undefined, clock.now(), keyCache).then(
+        (ctx) => callback(null, { user: { accountId: ctx.accountId, mode: ctx.mode, monthlyQuota: ctx.monthlyQuota } satisfies Sender }),
+        (err: unknown) => callback(asSmtpError(err instanceof AppError && err.code === 'unauthorized'
+          ? { code: 535, text: '5.7.8 Authentication credentials invalid: the password must be a live or test API key' }
+          : replyFor(err))),
+      );
+    },
+    onMailFrom(address, _session, callback) {
+      const declared = Number((address.args as Record<string, string> | false || {}).SIZE ?? 0);
+      if (declared > sizeLimit) return callback(asSmtpError({ code: 552, text: `5.3.4 Message too large: at most ${sizeLimit} bytes` }));
+      callback();
+    },
+    onRcptTo(_address, session, callback) {
+      if (session.envelope.rcptTo.length >= MAX_SUBMISSION_RECIPIENTS) {
+        return callback(asSmtpError({ code: 452, text: `4.5.3 Too many recipients: at most ${MAX_SUBMISSION_RECIPIENTS} per message, send the rest in another` }));
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const envelopeTo = session.envelope.rcptTo.map((r) => r.address);
+      readAll(stream, sizeLimit)
+        .then(async (raw) => {
+          if (raw === null) throw new AppError('payload_too_large', `Message too large: at most ${sizeLimit} bytes`);
+          return acceptSubmission(accept, senderOf(session), raw, envelopeTo);
+        })
+        .then(
+          (text) => callback(null, text),
+          (err: unknown) => {
+            if (!(err instanceof AppError)) log.error({ err, to: envelopeTo }, 'submission failed; answered 451');
+            callback(asSmtpError(replyFor(err)));
+          },
+        );
+    },
+  });
+  smtp.on('error', (err) => log.warn({ err }, 'submission connection error'));
+  return smtp;
+}
+
+/** Listens on `port` of `host` (0: a free one); resolves to the port taken. */
+async function listenOn(smtp: SMTPServer, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    smtp.server.once('error', reject);
+    smtp.listen(port, host, () => {
+      smtp.server.off('error', reject);
+      resolve();
+    });
+  });
+  return (smtp.server.address() as AddressInfo).port;
+}
+
+/**
  * SMTP submission (docs/submission.md): applications that speak SMTP (frameworks, CMSs,
  * printers) send through Postline with an API key as the password. Port POSTLINE_SUBMISSION_PORT
  * takes STARTTLS, POSTLINE_SUBMISSIONS_PORT TLS from the start; AUTH PLAIN or LOGIN only once
@@ -93,93 +170,24 @@ async function acceptSubmission(
  */
 export async function startSubmissionListeners(deps: Deps): Promise<SubmissionListeners> {
   const { config, pool, clock, log } = deps;
-  const { port, tlsPort, tlsCert, tlsKey, allowInsecureAuth } = config.submission;
+  const { port, tlsPort, tlsCert, tlsKey } = config.submission;
   if (port === undefined && tlsPort === undefined) return { port: undefined, tlsPort: undefined, close: async () => {} };
   const tls = { cert: readFileSync(tlsCert!), key: readFileSync(tlsKey!) };
   const keyCache = new VerifiedKeyCache(clock);
   // The messages' rate counts and their rows share the listener's round trips, as the API's do.
   const counter = new RequestWrites({ pool, relaxedPool: deps.relaxedPool });
-  const accept = { ...deps, pipeline: new SendPipeline({ pool, config, clock, writes: counter }), counter };
-  const sizeLimit = config.bodyLimit;
-
-  const server = (secure: boolean) => {
-    const smtp = new SMTPServer({
-      ...tls,
-      secure,
-      name: new URL(config.baseUrl).hostname,
-      banner: 'Postline submission',
-      logger: false,
-      authMethods: ['PLAIN', 'LOGIN'],
-      allowInsecureAuth: allowInsecureAuth && isLoopbackHost(config.host),
-      // SIZE is advertised without a figure and checked here, so an oversized message gets our
-      // 552 5.3.4 (smtp-server's own refusal has no enhanced status code).
-      size: sizeLimit,
-      hideSize: true,
-      disableReverseLookup: true,
-      closeTimeout: 10_000,
-      hideENHANCEDSTATUSCODES: true, // our replies carry their own enhanced codes
-      authRequiredMessage: '5.7.0 Authentication required: AUTH with user "api" and an API key as the password',
-      onAuth(auth, _session, callback) {
-        // The user name is free ("api" by convention); the password is the API key.
-        verifyApiKey(deps.relaxedPool ?? pool, auth.password ?? undefined, clock.now(), keyCache).then(
-          (ctx) => callback(null, { user: { accountId: ctx.accountId, mode: ctx.mode, monthlyQuota: ctx.monthlyQuota } satisfies Sender }),
-          (err: unknown) => callback(asSmtpError(err instanceof AppError && err.code === 'unauthorized'
-            ? { code: 535, text: '5.7.8 Authentication credentials invalid: the password must be a live or test API key' }
-            : replyFor(err))),
-        );
-      },
-      onMailFrom(address, _session, callback) {
-        const declared = Number((address.args as Record<string, string> | false || {}).SIZE ?? 0);
-        if (declared > sizeLimit) return callback(asSmtpError({ code: 552, text: `5.3.4 Message too large: at most ${sizeLimit} bytes` }));
-        callback();
-      },
-      onRcptTo(_address, session, callback) {
-        if (session.envelope.rcptTo.length >= MAX_SUBMISSION_RECIPIENTS) {
-          return callback(asSmtpError({ code: 452, text: `4.5.3 Too many recipients: at most ${MAX_SUBMISSION_RECIPIENTS} per message, send the rest in another` }));
-        }
-        callback();
-      },
-      onData(stream, session, callback) {
-        const envelopeTo = session.envelope.rcptTo.map((r) => r.address);
-        readAll(stream, sizeLimit)
-          .then(async (raw) => {
-            if (raw === null) throw new AppError('payload_too_large', `Message too large: at most ${sizeLimit} bytes`);
-            return acceptSubmission(accept, senderOf(session), raw, envelopeTo);
-          })
-          .then(
-            (text) => callback(null, text),
-            (err: unknown) => {
-              if (!(err instanceof AppError)) log.error({ err, to: envelopeTo }, 'submission failed; answered 451');
-              callback(asSmtpError(replyFor(err)));
-            },
-          );
-      },
-    });
-    smtp.on('error', (err) => log.warn({ err }, 'submission connection error'));
-    return smtp;
-  };
-
-  const listen = async (smtp: SMTPServer, at: number): Promise<number> => {
-    await new Promise<void>((resolve, reject) => {
-      smtp.server.once('error', reject);
-      smtp.listen(at, config.host, () => {
-        smtp.server.off('error', reject);
-        resolve();
-      });
-    });
-    return (smtp.server.address() as AddressInfo).port;
-  };
+  const accept: AcceptDeps = { ...deps, pipeline: new SendPipeline({ pool, config, clock, writes: counter }), counter };
   const servers: SMTPServer[] = [];
   const started: { port?: number; tlsPort?: number } = {};
   if (port !== undefined) {
-    const smtp = server(false);
+    const smtp = submissionServer(accept, keyCache, tls, false);
     servers.push(smtp);
-    started.port = await listen(smtp, port);
+    started.port = await listenOn(smtp, port, config.host);
   }
   if (tlsPort !== undefined) {
-    const smtp = server(true);
+    const smtp = submissionServer(accept, keyCache, tls, true);
     servers.push(smtp);
-    started.tlsPort = await listen(smtp, tlsPort);
+    started.tlsPort = await listenOn(smtp, tlsPort, config.host);
   }
   log.info(started, 'smtp submission listening');
   return {
