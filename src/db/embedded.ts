@@ -94,6 +94,31 @@ async function waitForExit(pid: number, ms: number): Promise<boolean> {
   return !isAlive(pid);
 }
 
+/** Records this process as the owner of the embedded server (the one that stops it). */
+function claimOwnership(ownerFile: string): void {
+  writeFileSync(ownerFile, String(process.pid));
+}
+
+/**
+ * A server another live `postline start` owns (e.g. the api role beside a worker role) is
+ * shared. If its owner died (kill -9, OOM), the server role (`adoptRunning`) adopts the orphan.
+ */
+function shareRunning(running: RunningPostmaster, password: string, ownerFile: string, adoptRunning: boolean | undefined, log: (msg: string) => void): EmbeddedHandle {
+  const owner = existsSync(ownerFile) ? Number(readFileSync(ownerFile, 'utf8')) : 0;
+  const adopted = adoptRunning === true && !(owner > 0 && owner !== process.pid && isAlive(owner));
+  log(`reusing PostgreSQL already running on port ${running.port} (pid ${running.pid})${adopted ? ', adopted from a process that died' : ''}`);
+  if (adopted) claimOwnership(ownerFile);
+  return {
+    url: urlFor(password, running.port),
+    async stop() {
+      if (!adopted) return;
+      process.kill(running.pid, 'SIGINT');
+      await waitForExit(running.pid, 15_000);
+      rmSync(ownerFile, { force: true });
+    },
+  };
+}
+
 /**
  * Starts (or finds) the embedded server. `adoptOrphan` decides what happens to a server
  * left running by a process that died: the server role adopts it (and will stop it on
@@ -109,25 +134,8 @@ export async function startEmbedded(
   const { password } = authFile(dataDir);
 
   const ownerFile = join(dataDir, 'pg-owner.pid');
-  const claimOwnership = () => writeFileSync(ownerFile, String(process.pid));
   const running = readPostmaster(pgDir);
-  if (running && running !== 'stale') {
-    // Another live `postline start` owns it (e.g. the api role beside a worker role): share
-    // it. If its owner died (kill -9, OOM), the server role adopts the orphan.
-    const owner = existsSync(ownerFile) ? Number(readFileSync(ownerFile, 'utf8')) : 0;
-    const adopted = opts.adoptRunning === true && !(owner > 0 && owner !== process.pid && isAlive(owner));
-    log(`reusing PostgreSQL already running on port ${running.port} (pid ${running.pid})${adopted ? ', adopted from a process that died' : ''}`);
-    if (adopted) claimOwnership();
-    return {
-      url: urlFor(password, running.port),
-      async stop() {
-        if (!adopted) return;
-        process.kill(running.pid, 'SIGINT');
-        await waitForExit(running.pid, 15_000);
-        rmSync(ownerFile, { force: true });
-      },
-    };
-  }
+  if (running && running !== 'stale') return shareRunning(running, password, ownerFile, opts.adoptRunning, log);
   if (running === 'stale') {
     // The postmaster died without cleaning up (kill -9, OOM). Its lock file would make a
     // new postmaster refuse to start when the old pid has been reused; the data itself is
@@ -158,7 +166,7 @@ export async function startEmbedded(
     await pg.initialise();
   }
   await pg.start();
-  if (opts.adoptRunning) claimOwnership();
+  if (opts.adoptRunning) claimOwnership(ownerFile);
   log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
   return {
     url: urlFor(password, port),
