@@ -59,6 +59,8 @@ export interface PreparedSend {
   warnings: MergeWarning[];
 }
 
+type EnvelopeRecipient = { email: string; type: 'to' | 'cc' | 'bcc' };
+
 /** The envelope recipients of a send, each address once (the first way it was named wins). */
 export function envelopeRecipients(req: Pick<SendRequest, 'to' | 'cc' | 'bcc'>): { email: string; type: 'to' | 'cc' | 'bcc' }[] {
   const seen = new Set<string>();
@@ -174,18 +176,36 @@ export async function prepareSend(ctx: SendContext, req: SendRequest): Promise<P
   if (req.strict && content.warnings.length > 0) {
     throw new AppError('template_error', `${content.warnings.map((w) => `{{ ${w.field} }}`).join(', ')} ${content.warnings.length === 1 ? 'has' : 'have'} no value and no fallback (strict send)`, { errors: content.warnings });
   }
-  // A live send stored by storeAccepted is checked by the storing statement itself (its rows are
-  // built as if none were suppressed and that statement marks them); every other send reads the list first.
   const recipients = envelopeRecipients(req);
-  const suppressed = suppressionCheckedOnStore(ctx)
+  const suppressed = await suppressedRecipients(ctx, req, recipients);
+  refuseIfAllSuppressed(req, recipients, suppressed);
+  if (ctx.mode === 'test') return { sandbox: true, id, status: scheduledAt ? 'scheduled' : 'queued', to: req.to, subject: content.subject, warnings: content.warnings };
+  return sendRows(ctx, req, id, domain.id, scheduledAt, content, recipients, suppressed);
+}
+
+/**
+ * The envelope recipients on the account's suppression list. A live send stored by
+ * storeAccepted is checked by the storing statement itself (its rows are built as if none were
+ * suppressed and that statement marks them); every other send reads the list first.
+ */
+async function suppressedRecipients(ctx: SendContext, req: SendRequest, recipients: EnvelopeRecipient[]): Promise<Set<string>> {
+  return suppressionCheckedOnStore(ctx)
     ? new Set<string>()
     : ctx.suppressedAmong
       ? await ctx.suppressedAmong(ctx.accountId, recipients.map((r) => r.email))
       : recipients.length === 1
         ? ((await isSuppressed(ctx.db, ctx.accountId, req.to)) ? new Set([req.to]) : new Set<string>())
         : new Set((await suppressedAmong(ctx.db, ctx.accountId, recipients.map((r) => r.email))).keys());
-  refuseIfAllSuppressed(req, recipients, suppressed);
-  if (ctx.mode === 'test') return { sandbox: true, id, status: scheduledAt ? 'scheduled' : 'queued', to: req.to, subject: content.subject, warnings: content.warnings };
+}
+
+/**
+ * A live send's rows, one per envelope recipient (the `to` row, with the send's id, first), and
+ * the `sent` event of each recipient that is not suppressed.
+ */
+function sendRows(
+  ctx: SendContext, req: SendRequest, id: string, domainId: string, scheduledAt: Date | null, content: Rendered,
+  recipients: EnvelopeRecipient[], suppressed: Set<string>,
+): PreparedSend {
   const rows: MessageRow[] = [];
   const events: SentEventRow[] = [];
   const group = recipients.length > 1;
@@ -199,7 +219,7 @@ export async function prepareSend(ctx: SendContext, req: SendRequest): Promise<P
     rows.push({
       id: rowId,
       account_id: ctx.accountId,
-      domain_id: domain.id,
+      domain_id: domainId,
       status,
       from_email: req.from.email,
       from_name: req.from.name ?? null,
