@@ -12,6 +12,7 @@
  * with the same command and `--max-semi-space-size` on node's command line (`process.execve`,
  * Node ≥ 22.15: same process id, so a supervisor, systemd or a benchmark still sees its own
  * child). A flag the operator gave (node's command line or NODE_OPTIONS) is left as it is.
+ * Where V8's own size already is the one asked for (16 MB before V8 13), nothing restarts.
  */
 import { getHeapStatistics } from 'node:v8';
 
@@ -45,17 +46,41 @@ function startRole(argv: readonly string[]): string {
 }
 
 /**
+ * V8's own semi-space limit in MB where it does not depend on the machine: 16 MB in 64-bit V8
+ * before 13 (Node 20, 22), the same heap limit as with `--max-semi-space-size=16`. Null where
+ * V8 sizes it by the machine's memory (13 and later: 64 MB with a few GB) or it is not known.
+ */
+export function v8DefaultSemiSpaceMb(v8Version: string = process.versions.v8, arch: string = process.arch): number | null {
+  return Number.parseInt(v8Version, 10) < 13 && SIXTY_FOUR_BIT.has(arch) ? 16 : null;
+}
+
+const SIXTY_FOUR_BIT = new Set(['x64', 'arm64', 'ppc64', 's390x', 'riscv64', 'loong64']);
+
+/**
+ * The command line a worker restarts itself with to get the young generation asked for, or null
+ * when it already runs with it: not a worker, V8's own size asked for (0 or an invalid value),
+ * the operator's flag given, or V8's own size is already the one asked for (a restart there
+ * would cost a second start and change nothing).
+ */
+export function workerRestartArgs(argv: readonly string[], env: Env, execArgv: readonly string[], v8Version?: string): string[] | null {
+  if (startRole(argv.slice(3)) !== 'worker') return null;
+  const mb = requestedSemiSpaceMb(env);
+  if (mb === null || semiSpaceFlagGiven(execArgv, env) || mb === v8DefaultSemiSpaceMb(v8Version)) return null;
+  return [argv[0], ...execArgv, `--max-semi-space-size=${mb}`, ...argv.slice(1)];
+}
+
+/**
  * Called first thing by `postline start`: a worker that was not started with the young
  * generation asked for replaces itself with one that is. Returns only when nothing is to be
  * done or the replacement cannot be made (Node < 22.15, or execve failed): the worker then runs
  * with V8's own size, which `heapSettingWarning` reports.
  */
 export function applyWorkerHeapLimits(argv: readonly string[], env: Env): void {
-  if (startRole(argv.slice(3)) !== 'worker') return;
-  const mb = requestedSemiSpaceMb(env);
-  if (mb === null || semiSpaceFlagGiven(process.execArgv, env) || typeof process.execve !== 'function') return;
+  if (typeof process.execve !== 'function') return;
+  const args = workerRestartArgs([process.execPath, ...argv.slice(1)], env, process.execArgv);
+  if (args === null) return;
   try {
-    process.execve(process.execPath, [process.execPath, ...process.execArgv, `--max-semi-space-size=${mb}`, ...argv.slice(1)], env);
+    process.execve(process.execPath, args, env);
   } catch {
     /* the worker runs on as it is; the start-up warning says so */
   }
