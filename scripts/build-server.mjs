@@ -23,6 +23,24 @@ const EXTERNAL = [
   '@fastify/static', '@fastify/swagger', '@fastify/swagger-ui', // read their package.json and static files through __dirname
 ];
 
+/**
+ * `import http from 'node:http'` in ESM code (src/domain/webhooks/ssrf.ts, nodemailer's ESM
+ * build) is served inside the bundle by `require('node:http')`: the same module object, but
+ * without Node's ESM facade, which reads every export of node:http to build its namespace,
+ * lazy getters included, and so loads Node's bundled undici (its fetch and WebSocket, ~10 ms of
+ * CPU at every start on Node 22 and 24) in processes that may never send a webhook
+ * (docs/decisions/0061-no-undici-at-start.md). Only the default import is offered: a named
+ * import fails the build here rather than bringing the facade back.
+ */
+const httpWithoutEsmFacade = {
+  name: 'http-without-esm-facade',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.kind === 'import-statement' || args.kind === 'dynamic-import' ? { path: 'node:http', namespace: 'http-without-esm-facade' } : undefined);
+    b.onLoad({ filter: /.*/, namespace: 'http-without-esm-facade' }, () => ({ contents: "export default require('node:http');", loader: 'js' }));
+  },
+};
+
 rmSync(new URL('../dist/', import.meta.url), { recursive: true, force: true });
 await build({
   absWorkingDir: ROOT,
@@ -38,5 +56,6 @@ await build({
   external: EXTERNAL,
   // CommonJS packages inside the bundle call require() (Node built-ins, the packages above).
   banner: { js: "import { createRequire as __postlineRequire } from 'node:module'; const require = __postlineRequire(import.meta.url);" },
+  plugins: [httpWithoutEsmFacade],
   logLevel: 'warning',
 });
