@@ -77,7 +77,7 @@ export function workerRestartArgs(argv: readonly string[], env: Env, execArgv: r
  */
 export function applyWorkerHeapLimits(argv: readonly string[], env: Env): void {
   if (typeof process.execve !== 'function') return;
-  const args = workerRestartArgs([process.execPath, ...argv.slice(1)], env, process.execArgv);
+  const args = workerRestartArgs(argv, env, process.execArgv);
   if (args === null) return;
   try {
     process.execve(process.execPath, args, env);

@@ -32,11 +32,9 @@ export class DestinationRouter {
   private readonly sources: SourcePicker;
   /** Recipient domains' MTA-STS policies, cached for every worker (mail/mta-sts/). */
   private readonly sts: StsPolicyResolver;
-  private readonly shaping: Shaping;
 
   /** What the engine was given (./engine.ts, DeliveryDeps), and its shaping, whose gates the destinations' mail takes turns at. */
   constructor(private readonly deps: { pool: Pool; config: Config; clock: Clock; log: Logger; dns?: MailDns; extraCa?: string[]; shaping: Shaping }) {
-    this.shaping = deps.shaping;
     this.dns = deps.dns ?? createMailDns({ servers: deps.config.dnsServers, clock: deps.clock });
     this.sources = new SourcePicker({ db: deps.pool, identity: deps.config.deliveryPolicy.identity, clock: deps.clock });
     this.sts = new StsPolicyResolver({
@@ -55,7 +53,7 @@ export class DestinationRouter {
   async route(msg: MessageRow): Promise<Route | { waitUntil: Date } | DeliveryResult> {
     const policy = this.deps.config.deliveryPolicy;
     // A relay's own addresses are what receivers see: sources and MTA-STS are the relay's business.
-    if (this.deps.config.delivery === 'relay') return { gate: this.shaping.gate(relayDestination(policy)), hosts: null, source: null, sts: null };
+    if (this.deps.config.delivery === 'relay') return { gate: this.deps.shaping.gate(relayDestination(policy)), hosts: null, source: null, sts: null };
     const lookup = await this.dns.resolveMx(msg.to_domain);
     if (!lookup.ok) return classifyMxFailure(lookup);
     let dest = destinationFor(policy, lookup.hosts.map((h) => h.exchange));
@@ -66,7 +64,7 @@ export class DestinationRouter {
       source = pick.source;
       dest = { ...dest, source: source.name };
     }
-    return { gate: this.shaping.route(msg.to_domain, dest), hosts: lookup.hosts, source, sts: await this.stsPolicyOf(msg.to_domain) };
+    return { gate: this.deps.shaping.route(msg.to_domain, dest), hosts: lookup.hosts, source, sts: await this.stsPolicyOf(msg.to_domain) };
   }
 
   /** The domain's MTA-STS policy; a failure of our own (the database) delivers as without one, and says so. */

@@ -8,7 +8,7 @@ import { AppError } from '../../errors.js';
 import { findSendingDomain } from '../domains/domains.js';
 import type { SendRequest } from './send-input.js';
 import {
-  acceptedResult, deliverableRows, monthOf, prepareSend, quotaExceededError, retriedAloneOnDuplicate, unverifiedSenderError,
+  acceptedResult, deliverableRows, monthlyQuotaOf, monthOf, prepareSend, quotaExceededError, retriedAloneOnDuplicate, unverifiedSenderError,
   type PreparedSend, type SendContext, type SendResult,
 } from './sending.js';
 
@@ -61,10 +61,9 @@ async function sendBatchOnce(ctx: SendContext, reqs: SendRequest[]): Promise<Bat
 }
 
 async function storeBatchItems(ctx: SendContext, toStore: ({ index: number } & PreparedSend)[]): Promise<BatchItemResult[]> {
-  const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
   let stored: boolean;
   try {
-    stored = await insertAcceptedMessages(ctx.db, toStore.flatMap((s) => s.rows), toStore.flatMap((s) => s.events), quota, toStore.reduce((n, s) => n + deliverableRows(s), 0));
+    stored = await insertAcceptedMessages(ctx.db, toStore.flatMap((s) => s.rows), toStore.flatMap((s) => s.events), monthlyQuotaOf(ctx), toStore.reduce((n, s) => n + deliverableRows(s), 0));
   } catch (err) {
     if (!isRemovedSenderDomain(err)) throw err;
     // A domain was removed after a cached lookup found it verified: its items are refused as

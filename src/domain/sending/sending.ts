@@ -59,12 +59,12 @@ export interface PreparedSend {
   warnings: MergeWarning[];
 }
 
-type EnvelopeRecipient = { email: string; type: 'to' | 'cc' | 'bcc' };
+export type EnvelopeRecipient = { email: string; type: 'to' | 'cc' | 'bcc' };
 
 /** The envelope recipients of a send, each address once (the first way it was named wins). */
-export function envelopeRecipients(req: Pick<SendRequest, 'to' | 'cc' | 'bcc'>): { email: string; type: 'to' | 'cc' | 'bcc' }[] {
+export function envelopeRecipients(req: Pick<SendRequest, 'to' | 'cc' | 'bcc'>): EnvelopeRecipient[] {
   const seen = new Set<string>();
-  const out: { email: string; type: 'to' | 'cc' | 'bcc' }[] = [];
+  const out: EnvelopeRecipient[] = [];
   const add = (email: string, type: 'to' | 'cc' | 'bcc') => {
     const key = emailKey(email) ?? email.toLowerCase();
     if (seen.has(key)) return;
@@ -138,6 +138,11 @@ async function subscriberIfNamed(ctx: SendContext, req: SendRequest, parts: Reco
   if (!names(parts, 'subscriber')) return null;
   const key = emailKey(req.to);
   return key ? selectSubscriberByKey(ctx.db, ctx.accountId, key) : null;
+}
+
+/** The account's monthly quota as the storing statement checks it, or null without one. */
+export function monthlyQuotaOf(ctx: SendContext): Parameters<typeof insertAcceptedMessages>[3] {
+  return ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
 }
 
 /** First day of the next month, UTC: when a monthly quota resets. */
@@ -278,14 +283,14 @@ function suppressionCheckedOnStore(ctx: SendContext): boolean {
  * 'suppressed' and is not delivered; only a send whose every recipient is suppressed is
  * refused (as Postmark does with inactive recipients).
  */
-function refuseIfAllSuppressed(req: SendRequest, recipients: { email: string; type: 'to' | 'cc' | 'bcc' }[], suppressed: Set<string>): void {
+function refuseIfAllSuppressed(req: SendRequest, recipients: EnvelopeRecipient[], suppressed: Set<string>): void {
   if (!recipients.every((r) => suppressed.has(r.email))) return;
   throw new AppError('recipient_suppressed', `${recipients.map((r) => r.email).join(', ')} ${recipients.length === 1 ? 'is' : 'are all'} on this account's suppression list`, {
     errors: recipients.map((r) => ({ field: fieldOf(req, r), message: 'is suppressed' })),
   });
 }
 
-function fieldOf(req: SendRequest, r: { email: string; type: 'to' | 'cc' | 'bcc' }): string {
+function fieldOf(req: SendRequest, r: EnvelopeRecipient): string {
   if (r.type === 'to') return 'to';
   return `${r.type}[${(r.type === 'cc' ? req.cc : req.bcc)!.indexOf(r.email)}]`;
 }
@@ -329,8 +334,7 @@ async function sendEmailOnce(ctx: SendContext, req: SendRequest): Promise<SendRe
       const suppressed = new Set(prepared.rows.filter((r) => suppressedRows.has(r.id)).map((r) => r.to_email));
       refuseIfAllSuppressed(req, envelopeRecipients(req), suppressed);
     } else {
-      const quota = ctx.monthlyQuota === null ? null : { accountId: ctx.accountId, month: monthOf(ctx.now), limit: ctx.monthlyQuota };
-      if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, quota, deliverableRows(prepared)))) throw quotaExceededError(ctx);
+      if (!(await insertAcceptedMessages(ctx.db, prepared.rows, prepared.events, monthlyQuotaOf(ctx), deliverableRows(prepared)))) throw quotaExceededError(ctx);
     }
   } catch (err) {
     // The domain was removed after a cached lookup found it verified: refused as unverified, not a 500.
